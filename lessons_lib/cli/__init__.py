@@ -1,0 +1,39 @@
+"""The ``lessons`` console command.
+
+Each command group lives in its own module of this package and exposes
+``register(subparsers)``; :data:`COMMAND_MODULES` lists them. Heavy imports (torch,
+spaCy, nbclient) happen inside the command handlers, so ``lessons --help`` stays fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+COMMAND_MODULES = (
+    "lessons_lib.cli.notebook_commands",
+    "lessons_lib.cli.env_commands",
+)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser with every registered command."""
+    parser = argparse.ArgumentParser(
+        prog="lessons",
+        description="Companion command of the course 'attention, from dot products to syntax-biased Transformers'.",
+    )
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for name in COMMAND_MODULES:
+        importlib.import_module(name).register(subparsers)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point: parse ``argv`` and run the chosen command; returns the exit status."""
+    args = build_parser().parse_args(argv)
+    return int(args.handler(args) or 0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,51 @@
+"""``lessons execute``: run notebooks headless and report each one's wall time."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "execute",
+        help="execute notebooks headless (in place, or into a folder) and report their times",
+        description="Run each notebook top to bottom in a fresh python3 kernel. This is the only "
+        "way committed notebook outputs are produced.",
+    )
+    p.add_argument("paths", nargs="*", help="notebooks or folders (default: the course's notebooks/)")
+    p.add_argument("--output-dir", type=Path, help="write executed copies here instead of in place")
+    p.add_argument("-p", "--param", action="append", metavar="NAME=VALUE",
+                   help="set a value of the notebook's `parameters` cell (needs --output-dir); repeatable")
+    p.add_argument("--timeout", type=int, default=900, help="seconds allowed per cell (default 900)")
+    p.set_defaults(handler=run_execute)
+
+
+def run_execute(args: argparse.Namespace) -> int:
+    from nbclient.exceptions import CellExecutionError
+
+    from lessons_lib.notebooks import execute_notebook, notebook_paths, parse_parameters
+    from lessons_lib.paths import NOTEBOOKS_DIR
+
+    parameters = parse_parameters(args.param)
+    if parameters and args.output_dir is None:
+        print("error: --param needs --output-dir (committed notebooks keep their default parameters)", file=sys.stderr)
+        return 2
+    paths = notebook_paths(args.paths, NOTEBOOKS_DIR)
+    failures = 0
+    total = 0.0
+    for path in paths:
+        output = args.output_dir / path.name if args.output_dir else None
+        print(f"executing {path.name} ...", flush=True)
+        try:
+            result = execute_notebook(path, output, parameters=parameters, timeout=args.timeout)
+        except CellExecutionError as error:
+            failures += 1
+            print(f"FAILED {path.name}: {str(error).splitlines()[0] if str(error) else error}", file=sys.stderr)
+            print(str(error)[-3000:], file=sys.stderr)
+            continue
+        total += result.seconds
+        print(f"  {path.name}: {result.seconds:7.1f} s  ({result.cells} cells) -> {result.output}", flush=True)
+    print(f"{len(paths) - failures} of {len(paths)} notebooks executed, {total:.1f} s in all")
+    return 1 if failures else 0

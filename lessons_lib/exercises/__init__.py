@@ -1,0 +1,142 @@
+"""Checkers for the lessons' exercises.
+
+A check cell in a lesson calls one ``check_*`` function with the learner's function or
+tensor. The checker runs it on fixed inputs, compares the result with the expected value
+(computed by the package's reference implementation on the same inputs), **shape first,
+then values with a tolerance**, and either prints one line ``✅ <exercise id>: 通过`` or
+raises :class:`ExerciseCheckError` whose message says in words what is wrong: which
+shape, which position, and the likely cause when the answer matches a known mistake
+(a missing √d_k, a transposed mask, a softmax over the wrong axis, ...). A checker never
+prints the expected values themselves, so it does not give the solution away.
+
+Checkers are grouped by concept in the submodules (``lessons_lib.exercises.attention``,
+...). The grader (``lessons grade``) recognises a passed check by the printed line and a
+failed one by :class:`ExerciseCheckError`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Sequence
+
+import torch
+
+from lessons_lib.errors import CourseInputError
+
+PASS_MARK = "✅"
+
+
+class ExerciseCheckError(AssertionError):
+    """The learner's answer is wrong; the message explains how, without the solution."""
+
+
+@dataclass(frozen=True)
+class KnownMistake:
+    """A plausible wrong answer and how to explain it when the learner's output matches it.
+
+    Attributes:
+        expected: the output that the mistaken implementation produces on the check inputs.
+        explanation: what the learner probably did, in words (Chinese, with the English term).
+    """
+
+    expected: torch.Tensor
+    explanation: str
+
+
+def passed(exercise_id: str) -> None:
+    """Print the line that tells the learner (and the grader) that ``exercise_id`` passed."""
+    print(f"{PASS_MARK} {exercise_id}: 通过")
+
+
+def call_learner(exercise_id: str, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """Call the learner's function; turn a crash into a readable failure.
+
+    ``NotImplementedError`` (the student version's placeholder) is passed through unchanged
+    so that the learner sees that the exercise is still to do.
+    """
+    if not callable(fn):
+        raise ExerciseCheckError(f"{exercise_id}: 需要传入一个函数 (function)，收到的是 {type(fn).__name__}")
+    try:
+        return fn(*args, **kwargs)
+    except NotImplementedError:
+        raise
+    except Exception as error:  # the learner's code may raise anything
+        raise ExerciseCheckError(
+            f"{exercise_id}: 你的函数在检查输入上抛出了 {type(error).__name__}: {error}"
+        ) from error
+
+
+def compare_tensor(
+    exercise_id: str,
+    got: Any,
+    expected: torch.Tensor,
+    *,
+    atol: float = 1e-5,
+    rtol: float = 1e-4,
+    mistakes: Sequence[KnownMistake] = (),
+    what: str = "输出 (output)",
+) -> None:
+    """Compare a learner's tensor with the expected one; raise an explanatory error if wrong.
+
+    Args:
+        exercise_id: shown in every message, e.g. ``"01-1 scaled scores"``.
+        got: the learner's result (a tensor, or something ``torch.as_tensor`` accepts).
+        expected: the reference result, any shape.
+        atol, rtol: tolerances for :func:`torch.isclose`.
+        mistakes: known wrong answers, tried in order when the values differ.
+        what: the name of the compared thing in messages.
+
+    Raises:
+        ExerciseCheckError: wrong type, shape, dtype kind, non-finite values or values.
+    """
+    if not isinstance(expected, torch.Tensor):
+        raise CourseInputError("`expected` must be a torch.Tensor")
+    if got is None:
+        raise ExerciseCheckError(f"{exercise_id}: 你的函数没有返回值 (returned None)，是不是忘了 `return`？")
+    try:
+        got = torch.as_tensor(got)
+    except Exception as error:
+        raise ExerciseCheckError(
+            f"{exercise_id}: {what} 应当是张量 (tensor)，收到的是 {type(got).__name__}"
+        ) from error
+    if tuple(got.shape) != tuple(expected.shape):
+        hint = ""
+        if tuple(got.shape) == tuple(reversed(expected.shape)):
+            hint = " 形状正好是反过来的：是否转置 (transpose) 错了一次？"
+        raise ExerciseCheckError(
+            f"{exercise_id}: {what} 的形状 (shape) 应为 {tuple(expected.shape)}，"
+            f"你的是 {tuple(got.shape)}。{hint}"
+        )
+    got = got.detach().to(torch.float64) if got.is_floating_point() else got.detach()
+    expected = expected.detach().to(torch.float64) if expected.is_floating_point() else expected.detach()
+    if got.is_floating_point() != expected.is_floating_point():
+        raise ExerciseCheckError(
+            f"{exercise_id}: {what} 的数据类型不对：应为{'浮点' if expected.is_floating_point() else '整数/布尔'}张量，"
+            f"你的是 {got.dtype}"
+        )
+    if got.is_floating_point():
+        new_nan = torch.isnan(got) & ~torch.isnan(expected)
+        if new_nan.any():
+            pos = tuple(int(i) for i in new_nan.nonzero()[0])
+            raise ExerciseCheckError(
+                f"{exercise_id}: {what} 在位置 {pos} 出现了 NaN。常见原因：整行都被遮蔽 (masked) 后做 softmax，"
+                "或除以了 0。"
+            )
+        close = torch.isclose(got, expected.to(got.dtype), atol=atol, rtol=rtol, equal_nan=True)
+    else:
+        close = got == expected
+    if bool(close.all()):
+        return
+    for mistake in mistakes:
+        candidate = torch.as_tensor(mistake.expected).detach()
+        if candidate.shape == got.shape and bool(
+            torch.isclose(got.to(torch.float64), candidate.to(torch.float64), atol=atol, rtol=rtol, equal_nan=True).all()
+        ):
+            raise ExerciseCheckError(f"{exercise_id}: 形状正确，但数值不对。{mistake.explanation}")
+    pos = tuple(int(i) for i in (~close).nonzero()[0])
+    count = int((~close).sum())
+    raise ExerciseCheckError(
+        f"{exercise_id}: 形状正确，但有 {count} / {close.numel()} 个数值与期望不符；"
+        f"第一个不符的位置是 {pos}，你的值为 {float(got[pos]):.4f}。"
+        "检查公式中的每一步，以及求和 / softmax 所在的维度 (dim)。"
+    )

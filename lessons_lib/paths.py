@@ -1,0 +1,16 @@
+"""Where the course's own files live (the repository checkout the package is installed from)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+DATA_DIR = REPO_ROOT / "data"
+NOTEBOOKS_DIR = REPO_ROOT / "notebooks"
+
+# The shipped LCQMC-format sample (train.tsv, dev.tsv, test.tsv) written for the course.
+LCQMC_SAMPLE_DIR = DATA_DIR / "lcqmc_sample"
+# Environment variable naming a directory with the real LCQMC files.
+LCQMC_ENV_VAR = "LCQMC_DIR"
+# The course's own small spaCy Chinese parser (a spaCy pipeline folder).
+PARSER_MODEL_DIR = DATA_DIR / "parser" / "zh_course_parser"

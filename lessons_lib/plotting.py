@@ -1,0 +1,146 @@
+"""Figures with Chinese text: CJK font set-up, attention heatmaps and curves.
+
+Matplotlib's default font (DejaVu Sans) has no Chinese glyphs: labels would render as
+empty boxes with a "Glyph ... missing from font" warning. :func:`setup_cjk_font` picks a
+CJK font that is already on the system (macOS, Windows and many Linux desktops have one)
+and otherwise registers Noto Sans CJK SC from the ``manimgx-fonts-cjk`` package, which
+the course's setup installs from PyPI (SIL Open Font License 1.1).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from pathlib import Path
+from typing import Sequence
+
+import matplotlib
+import matplotlib.pyplot as plt
+import torch
+from matplotlib import font_manager
+
+from lessons_lib.errors import CourseInputError
+
+# System fonts with Simplified Chinese glyphs, most preferred first.
+SYSTEM_CJK_FONTS = (
+    "Noto Sans CJK SC",
+    "Source Han Sans SC",
+    "Noto Sans SC",
+    "WenQuanYi Micro Hei",
+    "WenQuanYi Zen Hei",
+    "PingFang SC",
+    "Hiragino Sans GB",
+    "Heiti SC",
+    "Microsoft YaHei",
+    "SimHei",
+    "Droid Sans Fallback",
+)
+BUNDLED_FONT_NAME = "Noto Sans CJK SC"
+_BUNDLED_FACE_INDEX = 2  # faces of the collection: JP, KR, SC, TC, HK
+
+
+def _bundled_font_file() -> Path:
+    import manimgx_fonts_cjk
+
+    return Path(manimgx_fonts_cjk.__file__).parent / "NotoSansCJK-VF.otf.ttc"
+
+
+def _register_bundled_font() -> str:
+    """Register the SC face of the packaged Noto Sans CJK collection and return its name."""
+    path = _bundled_font_file()
+    if not path.is_file():
+        raise FileNotFoundError(
+            f"no CJK font on this system and the packaged one is missing at {path}; "
+            "reinstall the course (`pip install -e .`) or install a CJK font such as Noto Sans CJK"
+        )
+    entry = font_manager.FontEntry(
+        fname=str(path), index=_BUNDLED_FACE_INDEX, name=BUNDLED_FONT_NAME,
+        # The variable font reports its lightest instance (100); declaring it "normal"
+        # stops matplotlib from logging a weight-fallback message on every lookup.
+        style="normal", variant="normal", weight=400, stretch="normal", size="scalable",
+    )
+    if not any(dataclasses.astuple(f) == dataclasses.astuple(entry) for f in font_manager.fontManager.ttflist):
+        font_manager.fontManager.ttflist.insert(0, entry)
+    return BUNDLED_FONT_NAME
+
+
+def find_system_cjk_font() -> str | None:
+    """Name of the first font of :data:`SYSTEM_CJK_FONTS` that matplotlib knows, or ``None``."""
+    available = {f.name for f in font_manager.fontManager.ttflist if not f.fname.endswith(".otf.ttc")}
+    return next((name for name in SYSTEM_CJK_FONTS if name in available), None)
+
+
+def setup_cjk_font(prefer_system: bool = True) -> str:
+    """Make matplotlib render Chinese text; return the font family now in use.
+
+    Args:
+        prefer_system: use a system CJK font when one exists (``False`` forces the
+            packaged Noto Sans CJK SC, which is what the tests and notebooks use so that
+            figures are the same on every machine).
+    """
+    name = find_system_cjk_font() if prefer_system else None
+    if name is None:
+        name = _register_bundled_font()
+    matplotlib.rcParams["font.family"] = "sans-serif"
+    matplotlib.rcParams["font.sans-serif"] = [name, "DejaVu Sans"]
+    # A CJK font's own minus sign is fine, but the Unicode minus is missing from some.
+    matplotlib.rcParams["axes.unicode_minus"] = False
+    logging.getLogger("matplotlib.font_manager").setLevel(logging.ERROR)
+    return name
+
+
+def _as_2d(weights: torch.Tensor, name: str) -> torch.Tensor:
+    weights = torch.as_tensor(weights).detach().cpu()
+    if weights.dim() != 2:
+        raise CourseInputError(f"`{name}` must be a 2-D (L_q, L_k) matrix, got shape {tuple(weights.shape)}")
+    return weights.float()
+
+
+def attention_heatmap(
+    weights: torch.Tensor,
+    query_labels: Sequence[str] | None = None,
+    key_labels: Sequence[str] | None = None,
+    ax: plt.Axes | None = None,
+    title: str | None = None,
+    annotate: bool = False,
+    cmap: str = "viridis",
+) -> plt.Axes:
+    """Draw an attention matrix: rows are queries, columns are keys.
+
+    Args:
+        weights: ``(L_q, L_k)`` attention weights (any real matrix works).
+        query_labels: ``L_q`` tick labels for the rows (e.g. characters).
+        key_labels: ``L_k`` tick labels for the columns.
+        ax: axes to draw on; a new figure is made when ``None``.
+        title: axes title.
+        annotate: write each value in its cell (for small matrices).
+        cmap: matplotlib colour map.
+
+    Returns:
+        The axes drawn on.
+    """
+    weights = _as_2d(weights, "weights")
+    for labels, size, name in ((query_labels, weights.shape[0], "query_labels"),
+                               (key_labels, weights.shape[1], "key_labels")):
+        if labels is not None and len(labels) != size:
+            raise CourseInputError(f"`{name}` has {len(labels)} labels for {size} positions")
+    if ax is None:
+        _, ax = plt.subplots(figsize=(max(3.0, 0.45 * weights.shape[1] + 1.5),
+                                      max(2.5, 0.45 * weights.shape[0] + 1.0)))
+    image = ax.imshow(weights.numpy(), cmap=cmap, aspect="auto")
+    ax.figure.colorbar(image, ax=ax, fraction=0.046, pad=0.04)
+    if query_labels is not None:
+        ax.set_yticks(range(len(query_labels)), labels=list(query_labels))
+    if key_labels is not None:
+        ax.set_xticks(range(len(key_labels)), labels=list(key_labels))
+    ax.set_xlabel("key")
+    ax.set_ylabel("query")
+    if title:
+        ax.set_title(title)
+    if annotate:
+        for i in range(weights.shape[0]):
+            for j in range(weights.shape[1]):
+                value = float(weights[i, j])
+                ax.text(j, i, f"{value:.2f}", ha="center", va="center", fontsize=8,
+                        color="white" if value < 0.5 * float(weights.max()) else "black")
+    return ax
