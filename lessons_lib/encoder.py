@@ -1,0 +1,330 @@
+"""The Transformer encoder: embeddings, the encoder block and a stack of blocks.
+
+- :class:`Embeddings`: token · √D + sinusoidal position + segment → LayerNorm → dropout.
+- :class:`PositionwiseFeedForward`: ``Linear(D, d_ff) → activation → dropout → Linear(d_ff, D)``,
+  the same small network applied to every position on its own.
+- :class:`EncoderBlock`: multi-head self-attention → Add&Norm → FFN → Add&Norm (Post-LN), or
+  the Pre-LN order ``x + f(LayerNorm(x))`` when ``config.norm_first``.
+- :class:`Encoder`: embeddings and ``n_layers`` blocks (plus a final LayerNorm for Pre-LN).
+
+The block's parameter layout mirrors ``torch.nn.TransformerEncoderLayer`` so that weights
+can be copied across (:func:`load_torch_encoder_layer_weights`) and the outputs compared.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Sequence
+
+import torch
+from torch import nn
+from torch.nn import functional as F
+
+from lessons_lib.errors import CourseInputError
+from lessons_lib.multihead import MultiHeadAttention, load_torch_multihead_weights
+from lessons_lib.positional import sinusoidal_encoding
+
+__all__ = [
+    "EncoderConfig",
+    "Embeddings",
+    "PositionwiseFeedForward",
+    "EncoderBlock",
+    "Encoder",
+    "load_torch_encoder_layer_weights",
+    "feed_forward_as_conv1d",
+]
+
+_ACTIVATIONS = {"relu": F.relu, "gelu": F.gelu}
+
+
+@dataclass
+class EncoderConfig:
+    """Sizes and switches of an :class:`Encoder`.
+
+    Attributes:
+        vocab_size: number of token ids (including the special tokens).
+        d_model: width ``D``.
+        n_heads: attention heads ``H`` (``D`` divisible by ``H``).
+        n_layers: number of encoder blocks.
+        d_ff: hidden width of the position-wise FFN.
+        dropout: dropout after the embeddings, on the attention weights, inside the FFN
+            and on each sub-layer's output before the residual addition.
+        max_len: longest sequence the position table covers.
+        n_segments: number of segment ids (2: sentence A and sentence B).
+        norm_first: ``False`` = Post-LN (the original Transformer, BERT), ``True`` = Pre-LN.
+        pad_id: the padding token id (its embedding is zero and receives no gradient).
+        activation: the FFN's non-linearity, ``"gelu"`` (BERT) or ``"relu"`` (the 2017 paper
+            and torch's default).
+        layer_norm_eps: epsilon of every LayerNorm (torch's default 1e-5).
+    """
+
+    vocab_size: int
+    d_model: int = 256
+    n_heads: int = 4
+    n_layers: int = 1
+    d_ff: int = 1024
+    dropout: float = 0.1
+    max_len: int = 512
+    n_segments: int = 2
+    norm_first: bool = False
+    pad_id: int = 0
+    activation: str = "gelu"
+    layer_norm_eps: float = 1e-5
+
+    def __post_init__(self) -> None:
+        for name in ("vocab_size", "d_model", "n_heads", "n_layers", "d_ff", "max_len", "n_segments"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                raise CourseInputError(f"EncoderConfig.{name} must be a positive int, got {value!r}")
+        if self.d_model % self.n_heads:
+            raise CourseInputError(
+                f"EncoderConfig.d_model={self.d_model} must be divisible by n_heads={self.n_heads}"
+            )
+        if self.d_model % 2:
+            raise CourseInputError(f"EncoderConfig.d_model={self.d_model} must be even (sin/cos pairs)")
+        if not 0.0 <= self.dropout < 1.0:
+            raise CourseInputError(f"EncoderConfig.dropout must be in [0, 1), got {self.dropout!r}")
+        if not 0 <= self.pad_id < self.vocab_size:
+            raise CourseInputError(f"EncoderConfig.pad_id={self.pad_id} is outside the vocabulary [0, {self.vocab_size})")
+        if self.activation not in _ACTIVATIONS:
+            raise CourseInputError(
+                f"EncoderConfig.activation must be one of {sorted(_ACTIVATIONS)}, got {self.activation!r}"
+            )
+
+
+def _check_ids(name: str, ids: torch.Tensor, upper: int, upper_name: str) -> None:
+    if not isinstance(ids, torch.Tensor) or ids.dim() != 2 or ids.dtype != torch.long:
+        got = f"shape {tuple(ids.shape)}, dtype {ids.dtype}" if isinstance(ids, torch.Tensor) else type(ids).__name__
+        raise CourseInputError(f"`{name}` must be a (B, L) torch.long tensor, got {got}")
+    if ids.numel() and (int(ids.min()) < 0 or int(ids.max()) >= upper):
+        raise CourseInputError(
+            f"`{name}` holds ids in [{int(ids.min())}, {int(ids.max())}], outside [0, {upper}) ({upper_name})"
+        )
+
+
+class Embeddings(nn.Module):
+    """Token, position and segment embeddings, summed, normalised and dropped out.
+
+    ``LayerNorm(token_emb · √D + PE + segment_emb)``, then dropout. The token table is
+    initialised with standard deviation ``1/√D`` (as in the Transformer paper), so a token
+    vector has norm ≈ 1; multiplying by √D gives it norm ≈ √D, the same order as a
+    sinusoidal position vector (norm √(D/2)). Without the factor the position would
+    drown the token. Segment embeddings start at PyTorch's default N(0, 1) (norm ≈ √D).
+    """
+
+    def __init__(self, config: EncoderConfig) -> None:
+        super().__init__()
+        self.config = config
+        self.token = nn.Embedding(config.vocab_size, config.d_model, padding_idx=config.pad_id)
+        self.segment = nn.Embedding(config.n_segments, config.d_model)
+        self.register_buffer("position", sinusoidal_encoding(config.max_len, config.d_model), persistent=False)
+        self.norm = nn.LayerNorm(config.d_model, eps=config.layer_norm_eps)
+        self.dropout = nn.Dropout(config.dropout)
+        self.scale = math.sqrt(config.d_model)
+        nn.init.normal_(self.token.weight, std=config.d_model ** -0.5)
+        with torch.no_grad():
+            self.token.weight[config.pad_id].zero_()
+
+    def forward(self, token_ids: torch.Tensor, segment_ids: torch.Tensor) -> torch.Tensor:
+        """``(B, L)`` token ids and ``(B, L)`` segment ids → ``(B, L, D)``."""
+        _check_ids("token_ids", token_ids, self.config.vocab_size, "vocab_size")
+        _check_ids("segment_ids", segment_ids, self.config.n_segments, "n_segments")
+        if segment_ids.shape != token_ids.shape:
+            raise CourseInputError(
+                f"`segment_ids` {tuple(segment_ids.shape)} must have the shape of `token_ids` {tuple(token_ids.shape)}"
+            )
+        length = token_ids.shape[1]
+        if length > self.config.max_len:
+            raise CourseInputError(f"sequence length {length} exceeds max_len={self.config.max_len}")
+        summed = self.token(token_ids) * self.scale + self.position[:length] + self.segment(segment_ids)
+        return self.dropout(self.norm(summed))
+
+
+class PositionwiseFeedForward(nn.Module):
+    """``Linear(D, d_ff) → activation → dropout → Linear(d_ff, D)`` on every position separately.
+
+    Equivalent to two ``Conv1d`` layers with kernel size 1 over the position axis.
+    """
+
+    def __init__(self, d_model: int, d_ff: int, dropout: float = 0.0, activation: str = "gelu") -> None:
+        super().__init__()
+        if activation not in _ACTIVATIONS:
+            raise CourseInputError(f"`activation` must be one of {sorted(_ACTIVATIONS)}, got {activation!r}")
+        self.linear1 = nn.Linear(d_model, d_ff)
+        self.linear2 = nn.Linear(d_ff, d_model)
+        self.dropout = nn.Dropout(dropout)
+        self.activation = _ACTIVATIONS[activation]
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """``(..., L, D)`` → ``(..., L, D)``."""
+        return self.linear2(self.dropout(self.activation(self.linear1(x))))
+
+
+class EncoderBlock(nn.Module):
+    """Self-attention and FFN sub-layers, each with a residual connection and a LayerNorm.
+
+    Post-LN (``norm_first=False``): ``x = LN(x + Drop(MHSA(x)))``, ``x = LN(x + Drop(FFN(x)))``.
+    Pre-LN (``norm_first=True``): ``x = x + Drop(MHSA(LN(x)))``, ``x = x + Drop(FFN(LN(x)))``.
+    """
+
+    def __init__(self, config: EncoderConfig) -> None:
+        super().__init__()
+        self.norm_first = config.norm_first
+        self.attention = MultiHeadAttention(config.d_model, config.n_heads, dropout=config.dropout)
+        self.ffn = PositionwiseFeedForward(config.d_model, config.d_ff, config.dropout, config.activation)
+        self.norm1 = nn.LayerNorm(config.d_model, eps=config.layer_norm_eps)
+        self.norm2 = nn.LayerNorm(config.d_model, eps=config.layer_norm_eps)
+        self.dropout1 = nn.Dropout(config.dropout)
+        self.dropout2 = nn.Dropout(config.dropout)
+
+    def _self_attention(self, x: torch.Tensor, key_mask: torch.Tensor | None, attn_bias: torch.Tensor | None) -> torch.Tensor:
+        return self.dropout1(self.attention(x, x, x, mask=key_mask, attn_bias=attn_bias))
+
+    def forward(self, x: torch.Tensor, key_mask: torch.Tensor | None, attn_bias: torch.Tensor | None = None) -> torch.Tensor:
+        """Args:
+            x: ``(B, L, D)``.
+            key_mask: ``(B, L)`` boolean, ``True`` at real tokens (``None``: no padding).
+            attn_bias: optional float tensor broadcastable to ``(B, H, L, L)``.
+
+        Returns:
+            ``(B, L, D)``.
+        """
+        if self.norm_first:
+            x = x + self._self_attention(self.norm1(x), key_mask, attn_bias)
+            return x + self.dropout2(self.ffn(self.norm2(x)))
+        x = self.norm1(x + self._self_attention(x, key_mask, attn_bias))
+        return self.norm2(x + self.dropout2(self.ffn(x)))
+
+
+class Encoder(nn.Module):
+    """Embeddings followed by ``config.n_layers`` :class:`EncoderBlock` s.
+
+    A Pre-LN stack ends with one more LayerNorm: its blocks add to an un-normalised
+    residual stream, which would otherwise leave the encoder un-normalised.
+    """
+
+    def __init__(self, config: EncoderConfig) -> None:
+        super().__init__()
+        self.config = config
+        self.embeddings = Embeddings(config)
+        self.blocks = nn.ModuleList(EncoderBlock(config) for _ in range(config.n_layers))
+        self.final_norm = nn.LayerNorm(config.d_model, eps=config.layer_norm_eps) if config.norm_first else nn.Identity()
+
+    def forward(
+        self,
+        token_ids: torch.Tensor,
+        segment_ids: torch.Tensor,
+        key_mask: torch.Tensor,
+        attn_bias: torch.Tensor | Sequence[torch.Tensor | None] | None = None,
+    ) -> torch.Tensor:
+        """Encode a batch of (padded) sequences.
+
+        Args:
+            token_ids: ``(B, L)`` long.
+            segment_ids: ``(B, L)`` long, values in ``[0, n_segments)``.
+            key_mask: ``(B, L)`` bool, ``True`` at real tokens, ``False`` at padding.
+            attn_bias: ``None``; a float tensor broadcastable to ``(B, H, L, L)`` used by every
+                block; or a list with one entry (tensor or ``None``) per block.
+
+        Returns:
+            ``(B, L, D)`` hidden states (padding positions hold values too; ignore them).
+        """
+        if not isinstance(key_mask, torch.Tensor) or key_mask.dtype != torch.bool or key_mask.shape != token_ids.shape:
+            got = (f"shape {tuple(key_mask.shape)}, dtype {key_mask.dtype}"
+                   if isinstance(key_mask, torch.Tensor) else type(key_mask).__name__)
+            raise CourseInputError(f"`key_mask` must be a (B, L) bool tensor like `token_ids` (True = real token), got {got}")
+        biases = self._per_layer_bias(attn_bias)
+        x = self.embeddings(token_ids, segment_ids)
+        for block, bias in zip(self.blocks, biases):
+            x = block(x, key_mask, bias)
+        return self.final_norm(x)
+
+    def _per_layer_bias(self, attn_bias):
+        if attn_bias is None or isinstance(attn_bias, torch.Tensor):
+            return [attn_bias] * len(self.blocks)
+        biases = list(attn_bias)
+        if len(biases) != len(self.blocks):
+            raise CourseInputError(f"`attn_bias` list has {len(biases)} entries for {len(self.blocks)} blocks")
+        return biases
+
+    def set_keep_attention(self, keep: bool = True) -> None:
+        """Make every block store its attention weights (see :meth:`attention_maps`)."""
+        for block in self.blocks:
+            block.attention.keep_attention = keep
+            if not keep:
+                block.attention.last_attention = None
+
+    def attention_maps(self) -> list[torch.Tensor]:
+        """The last stored weights of every block, each ``(B, H, L, L)``.
+
+        Call :meth:`set_keep_attention` before the forward pass.
+        """
+        maps = [block.attention.last_attention for block in self.blocks]
+        if any(m is None for m in maps):
+            raise CourseInputError("no attention stored: call `set_keep_attention(True)` before the forward pass")
+        return maps
+
+
+@torch.no_grad()
+def load_torch_encoder_layer_weights(ours: EncoderBlock, theirs: nn.TransformerEncoderLayer) -> EncoderBlock:
+    """Copy a ``torch.nn.TransformerEncoderLayer``'s weights into ``ours`` (in place; returns ``ours``).
+
+    The two must agree on width, heads, FFN width and ``norm_first``; the activation is
+    not a weight, so check it yourself (torch's default is ReLU).
+    """
+    if not isinstance(theirs, nn.TransformerEncoderLayer):
+        raise CourseInputError(f"`theirs` must be torch.nn.TransformerEncoderLayer, got {type(theirs).__name__}")
+    if theirs.norm_first != ours.norm_first:
+        raise CourseInputError(f"norm_first differs: ours {ours.norm_first}, torch's {theirs.norm_first}")
+    if theirs.linear1.out_features != ours.ffn.linear1.out_features:
+        raise CourseInputError(
+            f"d_ff differs: ours {ours.ffn.linear1.out_features}, torch's {theirs.linear1.out_features}"
+        )
+    if not theirs.self_attn.batch_first:
+        raise CourseInputError("build torch's layer with batch_first=True so that both take (B, L, D)")
+    load_torch_multihead_weights(ours.attention, theirs.self_attn)
+    for mine, other in ((ours.ffn.linear1, theirs.linear1), (ours.ffn.linear2, theirs.linear2),
+                        (ours.norm1, theirs.norm1), (ours.norm2, theirs.norm2)):
+        mine.weight.copy_(other.weight)
+        mine.bias.copy_(other.bias)
+    return ours
+
+
+class _ChannelsFirst(nn.Module):
+    """Wrap a ``(B, D, L)`` module so that it takes and returns ``(B, L, D)``."""
+
+    def __init__(self, inner: nn.Module) -> None:
+        super().__init__()
+        self.inner = inner
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.inner(x.transpose(1, 2)).transpose(1, 2)
+
+
+class _Activation(nn.Module):
+    def __init__(self, fn) -> None:
+        super().__init__()
+        self.fn = fn
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.fn(x)
+
+
+@torch.no_grad()
+def feed_forward_as_conv1d(ffn: PositionwiseFeedForward) -> nn.Module:
+    """The same FFN written as two ``Conv1d(kernel_size=1)`` layers, sharing no storage.
+
+    A kernel of size 1 sees one position at a time, with the same weights at every
+    position: exactly what "position-wise" means. ``Conv1d`` wants ``(B, D, L)``, so the
+    returned module transposes in and out and takes ``(B, L, D)`` like ``ffn``.
+    """
+    if not isinstance(ffn, PositionwiseFeedForward):
+        raise CourseInputError(f"`ffn` must be a PositionwiseFeedForward, got {type(ffn).__name__}")
+    d_model, d_ff = ffn.linear1.in_features, ffn.linear1.out_features
+    conv1 = nn.Conv1d(d_model, d_ff, kernel_size=1)
+    conv2 = nn.Conv1d(d_ff, d_model, kernel_size=1)
+    for conv, linear in ((conv1, ffn.linear1), (conv2, ffn.linear2)):
+        conv.weight.copy_(linear.weight[:, :, None])  # (out, in) -> (out, in, kernel=1)
+        conv.bias.copy_(linear.bias)
+    return _ChannelsFirst(nn.Sequential(conv1, _Activation(ffn.activation), nn.Dropout(ffn.dropout.p), conv2))

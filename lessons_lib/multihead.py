@@ -1,0 +1,191 @@
+"""Multi-head attention: split the width into heads, attend in each, merge back.
+
+``MultiHeadAttention`` follows the layout of ``torch.nn.MultiheadAttention`` (separate
+query/key/value projections with biases, one output projection, dropout on the attention
+weights) so that weights can be copied between the two and the outputs compared
+(:func:`load_torch_multihead_weights`). It keeps this course's mask convention — boolean,
+``True`` = may attend — and has one extra input, ``attn_bias``: a float tensor added to
+the scaled scores before the softmax, the hook through which later lessons inject
+syntactic distances.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from lessons_lib.attention import attention_scores, masked_softmax
+from lessons_lib.errors import CourseInputError
+
+__all__ = [
+    "split_heads",
+    "merge_heads",
+    "expand_mask",
+    "MultiHeadAttention",
+    "load_torch_multihead_weights",
+]
+
+
+def split_heads(x: torch.Tensor, n_heads: int) -> torch.Tensor:
+    """``(B, L, D)`` → ``(B, H, L, D / H)``: each head sees its own slice of the features."""
+    if x.dim() != 3:
+        raise CourseInputError(f"`x` must be (B, L, D), got shape {tuple(x.shape)}")
+    batch, length, width = x.shape
+    if width % n_heads:
+        raise CourseInputError(f"width D={width} is not divisible by n_heads={n_heads}")
+    return x.reshape(batch, length, n_heads, width // n_heads).transpose(1, 2)
+
+
+def merge_heads(x: torch.Tensor) -> torch.Tensor:
+    """``(B, H, L, d_head)`` → ``(B, L, H · d_head)``, the inverse of :func:`split_heads`."""
+    if x.dim() != 4:
+        raise CourseInputError(f"`x` must be (B, H, L, d_head), got shape {tuple(x.shape)}")
+    batch, heads, length, d_head = x.shape
+    return x.transpose(1, 2).reshape(batch, length, heads * d_head)
+
+
+def expand_mask(mask: torch.Tensor, batch: int, len_q: int, len_k: int) -> torch.Tensor:
+    """Bring a boolean mask (``True`` = may attend) to a shape that broadcasts to ``(B, H, L_q, L_k)``.
+
+    Accepted shapes: ``(B, L_k)`` (a key-padding mask, the common case) → ``(B, 1, 1, L_k)``;
+    ``(B, L_q, L_k)`` → ``(B, 1, L_q, L_k)``; a 4-D mask broadcastable to ``(B, H, L_q, L_k)``
+    is returned unchanged.
+    """
+    if not isinstance(mask, torch.Tensor) or mask.dtype != torch.bool:
+        got = mask.dtype if isinstance(mask, torch.Tensor) else type(mask).__name__
+        raise CourseInputError(
+            f"`mask` must be a boolean tensor (True = may attend), got {got}; "
+            "from a 0/1 tensor use `mask == 1` (note: torch's key_padding_mask means the opposite)"
+        )
+    if mask.dim() == 2:
+        if tuple(mask.shape) != (batch, len_k):
+            raise CourseInputError(
+                f"a 2-D `mask` is read as a key mask (B, L_k) = {(batch, len_k)}, got {tuple(mask.shape)}"
+            )
+        return mask[:, None, None, :]
+    if mask.dim() == 3:
+        if tuple(mask.shape) != (batch, len_q, len_k):
+            raise CourseInputError(
+                f"a 3-D `mask` must be (B, L_q, L_k) = {(batch, len_q, len_k)}, got {tuple(mask.shape)}"
+            )
+        return mask[:, None, :, :]
+    if mask.dim() == 4:
+        return mask
+    raise CourseInputError(f"`mask` must have 2, 3 or 4 dimensions, got shape {tuple(mask.shape)}")
+
+
+def _check_bias(attn_bias: torch.Tensor, scores_shape: torch.Size) -> None:
+    if not isinstance(attn_bias, torch.Tensor) or not attn_bias.is_floating_point():
+        raise CourseInputError("`attn_bias` must be a floating-point tensor broadcastable to (B, H, L_q, L_k)")
+    try:
+        shape = torch.broadcast_shapes(attn_bias.shape, scores_shape)
+    except RuntimeError:
+        shape = None
+    if shape != scores_shape:
+        raise CourseInputError(
+            f"`attn_bias` of shape {tuple(attn_bias.shape)} does not broadcast to the scores' "
+            f"shape {tuple(scores_shape)} (B, H, L_q, L_k)"
+        )
+
+
+class MultiHeadAttention(nn.Module):
+    """Multi-head scaled dot-product attention.
+
+    Args:
+        d_model: model width ``D`` (input and output).
+        n_heads: number of heads ``H``; ``D`` must be divisible by it.
+        dropout: dropout on the attention weights (as in ``torch.nn.MultiheadAttention``).
+
+    Attributes:
+        keep_attention: when ``True``, each forward stores its attention weights
+            ``(B, H, L_q, L_k)`` (detached, before dropout) in ``last_attention``.
+    """
+
+    def __init__(self, d_model: int, n_heads: int, dropout: float = 0.0) -> None:
+        super().__init__()
+        if n_heads < 1 or d_model % n_heads:
+            raise CourseInputError(f"`d_model`={d_model} must be a positive multiple of `n_heads`={n_heads}")
+        self.d_model = d_model
+        self.n_heads = n_heads
+        self.d_head = d_model // n_heads
+        self.q_proj = nn.Linear(d_model, d_model)
+        self.k_proj = nn.Linear(d_model, d_model)
+        self.v_proj = nn.Linear(d_model, d_model)
+        self.out_proj = nn.Linear(d_model, d_model)
+        self.dropout = nn.Dropout(dropout)
+        self.keep_attention = False
+        self.last_attention: torch.Tensor | None = None
+
+    def forward(
+        self,
+        query: torch.Tensor,
+        key: torch.Tensor,
+        value: torch.Tensor,
+        mask: torch.Tensor | None = None,
+        attn_bias: torch.Tensor | None = None,
+    ) -> torch.Tensor:
+        """Attend from every query position to the key/value positions.
+
+        Args:
+            query: ``(B, L_q, D)``.
+            key: ``(B, L_k, D)``.
+            value: ``(B, L_k, D)``.
+            mask: boolean, ``True`` = may attend; ``(B, L_k)``, ``(B, L_q, L_k)`` or
+                broadcastable to ``(B, H, L_q, L_k)`` (see :func:`expand_mask`).
+            attn_bias: float, broadcastable to ``(B, H, L_q, L_k)``; added to the scaled
+                scores before masking, so masked keys keep exactly zero weight whatever it holds.
+
+        Returns:
+            ``(B, L_q, D)``.
+        """
+        for name, x in (("query", query), ("key", key), ("value", value)):
+            if x.dim() != 3 or x.shape[-1] != self.d_model:
+                raise CourseInputError(f"`{name}` must be (B, L, {self.d_model}), got shape {tuple(x.shape)}")
+        if key.shape[:2] != value.shape[:2] or key.shape[0] != query.shape[0]:
+            raise CourseInputError(
+                f"batch/length mismatch: query {tuple(query.shape)}, key {tuple(key.shape)}, value {tuple(value.shape)}"
+            )
+        batch, len_q, len_k = query.shape[0], query.shape[1], key.shape[1]
+        q = split_heads(self.q_proj(query), self.n_heads)  # (B, H, L_q, d_head)
+        k = split_heads(self.k_proj(key), self.n_heads)  # (B, H, L_k, d_head)
+        v = split_heads(self.v_proj(value), self.n_heads)
+        scores = attention_scores(q, k)  # (B, H, L_q, L_k), already divided by √d_head
+        if attn_bias is not None:
+            _check_bias(attn_bias, scores.shape)
+            scores = scores + attn_bias
+        if mask is not None:
+            mask = expand_mask(mask, batch, len_q, len_k)
+        weights = masked_softmax(scores, mask)
+        if self.keep_attention:
+            self.last_attention = weights.detach()
+        context = self.dropout(weights) @ v  # (B, H, L_q, d_head)
+        return self.out_proj(merge_heads(context))
+
+    def extra_repr(self) -> str:
+        return f"d_model={self.d_model}, n_heads={self.n_heads}, d_head={self.d_head}"
+
+
+@torch.no_grad()
+def load_torch_multihead_weights(ours: MultiHeadAttention, theirs: nn.MultiheadAttention) -> MultiHeadAttention:
+    """Copy the weights of a ``torch.nn.MultiheadAttention`` into ``ours`` (in place; returns ``ours``).
+
+    Torch stores the three input projections stacked in ``in_proj_weight`` ``(3D, D)``
+    (query rows first, then key, then value) and ``in_proj_bias`` ``(3D,)``.
+    """
+    if not isinstance(theirs, nn.MultiheadAttention):
+        raise CourseInputError(f"`theirs` must be torch.nn.MultiheadAttention, got {type(theirs).__name__}")
+    if theirs.embed_dim != ours.d_model or theirs.num_heads != ours.n_heads:
+        raise CourseInputError(
+            f"size mismatch: ours has D={ours.d_model}, H={ours.n_heads}; "
+            f"torch's has D={theirs.embed_dim}, H={theirs.num_heads}"
+        )
+    if theirs.in_proj_weight is None or theirs.in_proj_bias is None:
+        raise CourseInputError("torch's module must use packed projections with biases (kdim = vdim = embed_dim, bias=True)")
+    for index, proj in enumerate((ours.q_proj, ours.k_proj, ours.v_proj)):
+        rows = slice(index * ours.d_model, (index + 1) * ours.d_model)
+        proj.weight.copy_(theirs.in_proj_weight[rows])
+        proj.bias.copy_(theirs.in_proj_bias[rows])
+    ours.out_proj.weight.copy_(theirs.out_proj.weight)
+    ours.out_proj.bias.copy_(theirs.out_proj.bias)
+    return ours
+
