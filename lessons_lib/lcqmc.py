@@ -1,0 +1,259 @@
+"""Reading LCQMC-format question-pair files, and finding them.
+
+The format is one pair a line, ``text_a<TAB>text_b<TAB>label`` with ``label`` 0 (different
+meaning) or 1 (same meaning); an optional header line whose third column is ``label``;
+UTF-8 with or without a byte-order mark; LF or CRLF line ends. The real LCQMC
+(238,766 / 8,802 / 12,500 pairs) is not redistributable: :func:`resolve_data_dir` finds it
+from an argument or the ``LCQMC_DIR`` environment variable, and falls back to the sample
+written for the course (``data/lcqmc_sample``), always saying which one it chose.
+
+Nothing is dropped silently: a malformed line raises :class:`CourseInputError` naming the
+file and line, or, in lenient mode, is skipped and listed in :attr:`LcqmcSplit.skipped`.
+Exact duplicates and pairs seen with both labels are counted (and kept, as in the source).
+"""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from lessons_lib.errors import CourseInputError
+from lessons_lib.paths import LCQMC_ENV_VAR, LCQMC_SAMPLE_DIR
+
+__all__ = [
+    "SPLITS",
+    "PairExample",
+    "SkippedLine",
+    "LcqmcSplit",
+    "LcqmcData",
+    "DataSource",
+    "read_lcqmc_file",
+    "find_split_file",
+    "resolve_data_dir",
+    "load_lcqmc",
+]
+
+SPLITS = ("train", "dev", "test")
+# File names tried for each split, in order: the sample's, the original release's, others seen in the wild.
+_SPLIT_FILE_PATTERNS = ("{split}.tsv", "{split}.txt", "LCQMC_{split}.tsv", "LCQMC_{split}.txt", "{split}")
+
+
+@dataclass(frozen=True)
+class PairExample:
+    """One question pair. ``line`` is the 1-based line number in its file (0 if made in code)."""
+
+    text_a: str
+    text_b: str
+    label: int
+    line: int = 0
+
+
+@dataclass(frozen=True)
+class SkippedLine:
+    """A line that lenient reading skipped, and why."""
+
+    line: int
+    reason: str
+    text: str
+
+
+@dataclass
+class LcqmcSplit:
+    """The pairs of one file, with what reading it found.
+
+    Attributes:
+        name: ``"train"``, ``"dev"``, ``"test"`` or the file name.
+        path: the file read.
+        examples: every well-formed pair, in file order (duplicates kept).
+        skipped: lines skipped in lenient mode (empty in strict mode).
+        had_header: whether the first line was a header.
+    """
+
+    name: str
+    path: Path
+    examples: list[PairExample]
+    skipped: list[SkippedLine] = field(default_factory=list)
+    had_header: bool = False
+
+    def __len__(self) -> int:
+        return len(self.examples)
+
+    def label_counts(self) -> dict[int, int]:
+        counts = Counter(ex.label for ex in self.examples)
+        return {0: counts.get(0, 0), 1: counts.get(1, 0)}
+
+    def duplicate_count(self) -> int:
+        """Lines that repeat an earlier line exactly (same order, same label)."""
+        counts = Counter((ex.text_a, ex.text_b, ex.label) for ex in self.examples)
+        return sum(n - 1 for n in counts.values())
+
+    def conflicting_pairs(self) -> list[tuple[str, str]]:
+        """Pairs (in either order) that appear with label 0 somewhere and label 1 elsewhere."""
+        labels: dict[tuple[str, str], set[int]] = {}
+        for ex in self.examples:
+            key = tuple(sorted((ex.text_a, ex.text_b)))
+            labels.setdefault(key, set()).add(ex.label)  # type: ignore[arg-type]
+        return sorted(key for key, seen in labels.items() if len(seen) == 2)  # type: ignore[misc]
+
+    def summary(self) -> str:
+        """One line: size, labels, duplicates, conflicts, skipped lines."""
+        counts = self.label_counts()
+        total = max(len(self.examples), 1)
+        text = (
+            f"{self.name}: {len(self.examples)} pairs (label 1: {counts[1]}, {counts[1] / total:.1%}; "
+            f"label 0: {counts[0]}), exact duplicates: {self.duplicate_count()}, "
+            f"pairs with both labels: {len(self.conflicting_pairs())}"
+        )
+        if self.skipped:
+            lines = ", ".join(str(s.line) for s in self.skipped[:10])
+            more = " ..." if len(self.skipped) > 10 else ""
+            text += f", skipped lines: {len(self.skipped)} (lines {lines}{more})"
+        return text
+
+
+def _is_header(fields: list[str]) -> bool:
+    return len(fields) == 3 and fields[2].strip().lower() == "label"
+
+
+def _parse_line(fields: list[str]) -> tuple[str, str, int] | str:
+    """The pair of a split line, or the reason it is malformed."""
+    if len(fields) != 3:
+        return f"expected 3 tab-separated columns (text_a, text_b, label), found {len(fields)}"
+    text_a, text_b, label_text = (f.strip() for f in fields)
+    if label_text not in ("0", "1"):
+        return f"label must be 0 or 1, found {label_text!r}"
+    if not text_a:
+        return "empty first sentence (text_a)"
+    if not text_b:
+        return "empty second sentence (text_b)"
+    return text_a, text_b, int(label_text)
+
+
+def read_lcqmc_file(path: str | Path, *, lenient: bool = False, name: str | None = None) -> LcqmcSplit:
+    """Read one LCQMC-format file.
+
+    Args:
+        path: the file.
+        lenient: skip malformed lines (recorded in ``skipped``) instead of raising.
+        name: the split's name in reports; defaults to the file name.
+
+    Raises:
+        CourseInputError: missing file, or (strict mode) a malformed line or bytes that are
+            not UTF-8; the message names the file and the 1-based line number.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise CourseInputError(f"LCQMC file not found: {path}")
+    raw_lines = path.read_bytes().split(b"\n")
+    if raw_lines and raw_lines[-1] == b"":  # the newline that ends the last line
+        raw_lines.pop()
+    examples: list[PairExample] = []
+    skipped: list[SkippedLine] = []
+    had_header = False
+    for number, raw in enumerate(raw_lines, start=1):
+        if number == 1 and raw.startswith(b"\xef\xbb\xbf"):
+            raw = raw[3:]
+        raw = raw.rstrip(b"\r")
+        try:
+            line = raw.decode("utf-8")
+        except UnicodeDecodeError as error:
+            reason = f"not valid UTF-8 ({error.reason} at byte {error.start})"
+            line = raw.decode("utf-8", errors="replace")
+            parsed: tuple[str, str, int] | str = reason
+        else:
+            fields = line.split("\t")
+            if number == 1 and _is_header(fields):
+                had_header = True
+                continue
+            parsed = _parse_line(fields) if line.strip() else "empty line"
+        if isinstance(parsed, str):
+            if not lenient:
+                raise CourseInputError(
+                    f"{path}, line {number}: {parsed}; line was {line[:80]!r} "
+                    "(use lenient reading to skip and list such lines)"
+                )
+            skipped.append(SkippedLine(number, parsed, line))
+            continue
+        examples.append(PairExample(parsed[0], parsed[1], parsed[2], number))
+    return LcqmcSplit(name or path.name, path, examples, skipped, had_header)
+
+
+def find_split_file(data_dir: str | Path, split: str) -> Path:
+    """The file of ``split`` in ``data_dir`` (``train.tsv``, ``train.txt``, ...).
+
+    Raises:
+        CourseInputError: unknown split, or no such file (the message lists the names tried).
+    """
+    if split not in SPLITS:
+        raise CourseInputError(f"`split` must be one of {SPLITS}, got {split!r}")
+    data_dir = Path(data_dir)
+    names = [pattern.format(split=split) for pattern in _SPLIT_FILE_PATTERNS]
+    for file_name in names:
+        candidate = data_dir / file_name
+        if candidate.is_file():
+            return candidate
+    raise CourseInputError(f"no {split} file in {data_dir}: tried {', '.join(names)}")
+
+
+@dataclass(frozen=True)
+class DataSource:
+    """Where the pairs come from. ``origin`` is ``"argument"``, ``"environment"`` or ``"sample"``."""
+
+    path: Path
+    origin: str
+
+    @property
+    def is_sample(self) -> bool:
+        return self.origin == "sample"
+
+    def describe(self) -> str:
+        """A sentence (in Chinese, for lessons) naming the data without an absolute path."""
+        if self.is_sample:
+            return "课程自带的样例数据 (data/lcqmc_sample，为本课程原创，不是 LCQMC 原文)"
+        how = "参数 data_dir" if self.origin == "argument" else f"环境变量 {LCQMC_ENV_VAR}"
+        return f"用户提供的真实 LCQMC 数据（由{how}指定的目录 {self.path.name}/）"
+
+
+def resolve_data_dir(data_dir: str | Path | None = None) -> DataSource:
+    """Choose the data: ``data_dir`` if given, else ``$LCQMC_DIR`` if set, else the sample.
+
+    Raises:
+        CourseInputError: a named directory (argument or environment variable) does not exist.
+    """
+    if data_dir not in (None, ""):
+        path = Path(data_dir).expanduser()
+        if not path.is_dir():
+            raise CourseInputError(f"`data_dir` is not a directory: {path}")
+        return DataSource(path, "argument")
+    env_value = os.environ.get(LCQMC_ENV_VAR, "")
+    if env_value:
+        path = Path(env_value).expanduser()
+        if not path.is_dir():
+            raise CourseInputError(f"environment variable {LCQMC_ENV_VAR} names no directory: {path}")
+        return DataSource(path, "environment")
+    return DataSource(LCQMC_SAMPLE_DIR, "sample")
+
+
+@dataclass
+class LcqmcData:
+    """The three splits and where they came from."""
+
+    source: DataSource
+    train: LcqmcSplit
+    dev: LcqmcSplit
+    test: LcqmcSplit
+
+    def summary(self) -> str:
+        return "\n".join(split.summary() for split in (self.train, self.dev, self.test))
+
+
+def load_lcqmc(data_dir: str | Path | None = None, *, lenient: bool = False) -> LcqmcData:
+    """Resolve the data directory (see :func:`resolve_data_dir`) and read train, dev and test."""
+    source = resolve_data_dir(data_dir)
+    splits = {
+        split: read_lcqmc_file(find_split_file(source.path, split), lenient=lenient, name=split)
+        for split in SPLITS
+    }
+    return LcqmcData(source, splits["train"], splits["dev"], splits["test"])
