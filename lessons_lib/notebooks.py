@@ -113,8 +113,14 @@ def execute_notebook(
     if parameters:
         from papermill.parameterize import parameterize_notebook
 
+        nb.metadata.setdefault("papermill", {})  # papermill writes here and reads tags of every cell
+        for cell in nb.cells:
+            cell.metadata.setdefault("tags", [])
         nb = parameterize_notebook(nb, dict(parameters))
         _clean_for_execution(nb)
+        for cell in nb.cells:
+            if not cell.metadata.get("tags"):
+                cell.metadata.pop("tags", None)
 
     client = NotebookClient(
         nb, timeout=timeout, kernel_name=KERNEL_NAME, record_timing=False,

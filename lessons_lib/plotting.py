@@ -81,7 +81,9 @@ def setup_cjk_font(prefer_system: bool = True) -> str:
     name = find_system_cjk_font() if prefer_system else None
     if name is None:
         name = _register_bundled_font()
-    matplotlib.rcParams["font.family"] = "sans-serif"
+    # A list of families turns on matplotlib's per-glyph fallback: symbols the CJK font
+    # lacks (ᵀ, ≈, …) come from DejaVu Sans instead of rendering as empty boxes.
+    matplotlib.rcParams["font.family"] = [name, "DejaVu Sans"]
     matplotlib.rcParams["font.sans-serif"] = [name, "DejaVu Sans"]
     # A CJK font's own minus sign is fine, but the Unicode minus is missing from some.
     matplotlib.rcParams["axes.unicode_minus"] = False

@@ -1,0 +1,97 @@
+"""Checkers for the dot-product attention exercises (scores, masked softmax, attention).
+
+Each checker calls the learner's function on fixed, seeded inputs and compares the
+result with :mod:`lessons_lib.attention` on the same inputs; known mistakes get their
+own explanation.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Callable
+
+import torch
+
+from lessons_lib.attention import attention_scores, masked_softmax, scaled_dot_product_attention
+from lessons_lib.exercises import KnownMistake, call_learner, compare_tensor, passed
+
+_SEED = 2024
+
+
+def _inputs(d_k: int = 16) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Fixed check inputs: q (2, 3, d_k), k (2, 5, d_k), v (2, 5, 4), mask (2, 3, 5).
+
+    The second batch item's last query row is fully masked, to exercise that case.
+    """
+    g = torch.Generator().manual_seed(_SEED)
+    q = torch.randn(2, 3, d_k, generator=g) * 2
+    k = torch.randn(2, 5, d_k, generator=g) * 2
+    v = torch.randn(2, 5, 4, generator=g)
+    mask = torch.ones(2, 3, 5, dtype=torch.bool)
+    mask[0, :, 3:] = False
+    mask[1, :, 4:] = False
+    mask[1, 2, :] = False
+    return q, k, v, mask
+
+
+def check_scaled_scores(fn: Callable[[torch.Tensor, torch.Tensor], torch.Tensor]) -> None:
+    """Exercise 01-1: ``fn(q, k)`` returns ``q kᵀ / √d_k`` of shape ``(B, L_q, L_k)``."""
+    exercise = "练习 01-1 缩放点积分数"
+    q, k, _, _ = _inputs()
+    got = call_learner(exercise, fn, q.clone(), k.clone())
+    d_k = q.shape[-1]
+    raw = q @ k.transpose(-2, -1)
+    compare_tensor(
+        exercise, got, attention_scores(q, k),
+        mistakes=[
+            KnownMistake(raw, "你的分数没有除以 √d_k：这正是本课测量的方差随 d_k 增长的问题。"),
+            KnownMistake(raw / d_k, "你除以的是 d_k，而不是 √d_k（math.sqrt(d_k)）。"),
+            KnownMistake(raw * math.sqrt(d_k), "你乘以了 √d_k，应该是除以。"),
+        ],
+        what="分数矩阵 (scores)",
+    )
+    passed(exercise)
+
+
+def check_masked_softmax(fn: Callable[[torch.Tensor, torch.Tensor], torch.Tensor]) -> None:
+    """Exercise 01-2: ``fn(scores, mask)`` gives masked keys zero weight and fully masked rows all zeros."""
+    exercise = "练习 01-2 带遮蔽的 softmax"
+    q, k, _, mask = _inputs()
+    scores = attention_scores(q, k)
+    got = call_learner(exercise, fn, scores.clone(), mask.clone())
+    large_negative = torch.softmax(scores.masked_fill(~mask, -1e9), dim=-1)
+    compare_tensor(
+        exercise, got, masked_softmax(scores, mask),
+        mistakes=[
+            KnownMistake(large_negative,
+                         "被遮蔽的位置处理对了，但整行都被遮蔽的那一行得到了均匀分布 1/L_k："
+                         "用 -1e9 之类的大负数时会这样，注意力悄悄落在了填充 (padding) 上。让这样的行权重全为 0。"),
+            KnownMistake(masked_softmax(scores, ~mask),
+                         "遮蔽方向反了 (inverted mask)：True 表示“可以关注”，你把 True 的位置遮掉了。"),
+            KnownMistake(torch.softmax(scores, dim=-1),
+                         "你的结果完全没有使用 mask：被遮蔽的键也得到了权重。"),
+            KnownMistake(torch.nan_to_num(torch.softmax(scores.masked_fill(~mask, float("-inf")), dim=-2)),
+                         "softmax 的维度 (dim) 不对：应当在最后一维（键，L_k）上归一化，而不是在查询维上。"),
+        ],
+        what="注意力权重 (weights)",
+    )
+    passed(exercise)
+
+
+def check_attention(fn: Callable[..., torch.Tensor]) -> None:
+    """Exercise 01-3: ``fn(q, k, v, mask)`` returns the attention output ``(B, L_q, d_v)``."""
+    exercise = "练习 01-3 完整的缩放点积注意力"
+    q, k, v, mask = _inputs()
+    got = call_learner(exercise, fn, q.clone(), k.clone(), v.clone(), mask.clone())
+    expected, _ = scaled_dot_product_attention(q, k, v, mask)
+    unscaled, _ = scaled_dot_product_attention(q, k, v, mask, scale=False)
+    wrong_axis = torch.nan_to_num(torch.softmax(attention_scores(q, k).masked_fill(~mask, float("-inf")), dim=-2)) @ v
+    compare_tensor(
+        exercise, got, expected,
+        mistakes=[
+            KnownMistake(unscaled, "缺少 √d_k 缩放 (scaling)：分数过大，softmax 饱和。"),
+            KnownMistake(wrong_axis, "softmax 的维度 (dim) 不对：每个查询在所有键上的权重之和应为 1（dim=-1）。"),
+        ],
+        what="注意力输出 (output)",
+    )
+    passed(exercise)

@@ -1,0 +1,101 @@
+"""The lesson-01 checkers accept the reference answers and explain plausible wrong ones."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+
+from lessons_lib import attention
+from lessons_lib.exercises import ExerciseCheckError, compare_tensor
+from lessons_lib.exercises.attention import check_attention, check_masked_softmax, check_scaled_scores
+
+
+def test_reference_answers_pass(capsys):
+    check_scaled_scores(lambda q, k: attention.attention_scores(q, k))
+    check_masked_softmax(attention.masked_softmax)
+    check_attention(lambda q, k, v, m: attention.scaled_dot_product_attention(q, k, v, m)[0])
+    out = capsys.readouterr().out
+    assert out.count("✅") == 3
+
+
+@pytest.mark.parametrize(
+    "wrong, message",
+    [
+        (lambda q, k: q @ k.transpose(-2, -1), "没有除以 √d_k"),
+        (lambda q, k: q @ k.transpose(-2, -1) / q.shape[-1], "除以的是 d_k"),
+        (lambda q, k: k @ q.transpose(-2, -1), "形状 .* 应为 \\(2, 3, 5\\)"),
+        (lambda q, k: None, "没有返回值"),
+        (lambda q, k: 1 / 0, "ZeroDivisionError"),
+    ],
+)
+def test_scaled_scores_mistakes(wrong, message):
+    with pytest.raises(ExerciseCheckError, match=message):
+        check_scaled_scores(wrong)
+
+
+def _softmax_with(fill, dim=-1, invert=False):
+    def fn(scores, mask):
+        m = ~mask if invert else mask
+        return torch.softmax(scores.masked_fill(~m, fill), dim=dim)
+    return fn
+
+
+@pytest.mark.parametrize(
+    "wrong, message",
+    [
+        (_softmax_with(-1e9), "均匀分布"),
+        (_softmax_with(float("-inf")), "NaN"),
+        (lambda s, m: attention.masked_softmax(s, ~m), "遮蔽方向反了"),
+        (lambda s, m: torch.softmax(s, dim=-1), "没有使用 mask"),
+        (lambda s, m: torch.nan_to_num(_softmax_with(float("-inf"), dim=-2)(s, m)), "维度"),
+    ],
+)
+def test_masked_softmax_mistakes(wrong, message):
+    with pytest.raises(ExerciseCheckError, match=message):
+        check_masked_softmax(wrong)
+
+
+def test_attention_mistakes():
+    def unscaled(q, k, v, m):
+        return attention.scaled_dot_product_attention(q, k, v, m, scale=False)[0]
+
+    with pytest.raises(ExerciseCheckError, match="缺少 √d_k"):
+        check_attention(unscaled)
+
+
+def test_not_implemented_passes_through():
+    def todo(q, k):
+        raise NotImplementedError()
+
+    with pytest.raises(NotImplementedError):
+        check_scaled_scores(todo)
+
+
+def test_messages_do_not_reveal_expected_values():
+    expected = torch.tensor([[0.123456, 0.654321]])
+    with pytest.raises(ExerciseCheckError) as info:
+        compare_tensor("x", torch.tensor([[0.5, 0.654321]]), expected)
+    assert "0.1235" not in str(info.value) and "0.123456" not in str(info.value)
+    assert "(0, 0)" in str(info.value)
+
+
+def test_compare_tensor_shape_hint_for_transpose():
+    with pytest.raises(ExerciseCheckError, match="转置"):
+        compare_tensor("x", torch.zeros(3, 2), torch.zeros(2, 3))
+
+
+def test_compare_tensor_rejects_non_tensor_expected():
+    with pytest.raises(ValueError, match="expected"):
+        compare_tensor("x", torch.zeros(1), [0.0])
+
+
+def test_compare_tensor_dtype_kind():
+    with pytest.raises(ExerciseCheckError, match="数据类型"):
+        compare_tensor("x", torch.zeros(2, dtype=torch.long), torch.zeros(2))
+
+
+def test_non_callable_is_explained():
+    with pytest.raises(ExerciseCheckError, match="函数"):
+        check_scaled_scores(math.pi)
