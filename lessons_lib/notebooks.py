@@ -8,13 +8,14 @@ tell when a notebook was edited without being re-executed.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Iterator, Mapping
 
 import nbformat
 
@@ -32,6 +33,21 @@ class ExecutionResult:
     output: Path
     seconds: float
     cells: int
+
+
+@contextlib.contextmanager
+def kernel_environment() -> Iterator[None]:
+    """Set :data:`KERNEL_ENV` while a kernel starts (it inherits our environment), then restore."""
+    saved = {key: os.environ.get(key) for key in KERNEL_ENV}
+    os.environ.update(KERNEL_ENV)
+    try:
+        yield
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
 
 
 def source_fingerprint(nb: nbformat.NotebookNode) -> str:
@@ -126,17 +142,9 @@ def execute_notebook(
         nb, timeout=timeout, kernel_name=KERNEL_NAME, record_timing=False,
         resources={"metadata": {"path": str(source.parent)}},
     )
-    saved_env = {key: os.environ.get(key) for key in KERNEL_ENV}
-    os.environ.update(KERNEL_ENV)
     start = time.perf_counter()
-    try:
+    with kernel_environment():
         client.execute()
-    finally:
-        for key, value in saved_env.items():
-            if value is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = value
     seconds = time.perf_counter() - start
 
     nb.metadata[METADATA_KEY] = {"source_sha256": source_fingerprint(nb)}

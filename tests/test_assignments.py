@@ -1,0 +1,172 @@
+"""Student version, nbgrader course, grading: on the real lesson notebooks."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+
+import nbformat
+import pytest
+from nbformat.v4 import new_code_cell, new_notebook
+
+from lessons_lib.assignments import (
+    build_nbgrader_course,
+    find_exercises,
+    grade_executed,
+    grade_notebook,
+    grade_submissions,
+    make_student_notebook,
+    solution_lines,
+    strip_solutions,
+)
+from lessons_lib.errors import CourseInputError
+from lessons_lib.notebooks import KERNEL_NAME, kernel_environment
+from lessons_lib.paths import NOTEBOOKS_DIR
+
+LESSONS = sorted(NOTEBOOKS_DIR.glob("[0-9][0-9]_*.ipynb"))
+WITH_EXERCISES = [p for p in LESSONS if find_exercises(nbformat.read(p, as_version=4), p.name)]
+FAST_LESSON = NOTEBOOKS_DIR / "01_dot_product_attention.ipynb"
+
+
+def test_strip_solutions_keeps_indentation_and_names_the_function():
+    source = "def f(x, y):\n    ### BEGIN SOLUTION\n    return x + y\n    ### END SOLUTION\n\nprint(1)"
+    stripped = strip_solutions(source)
+    assert stripped == ("def f(x, y):\n    # TODO: implement `f(x, y)` as the exercise above describes\n"
+                        "    raise NotImplementedError()\n\nprint(1)")
+
+
+@pytest.mark.parametrize("source, message", [
+    ("### BEGIN SOLUTION\nx = 1", "without a matching"),
+    ("x = 1\n### END SOLUTION", "without ### BEGIN"),
+    ("### BEGIN SOLUTION\n### BEGIN SOLUTION\n### END SOLUTION", "without a matching"),
+])
+def test_unbalanced_markers_are_errors(source, message):
+    with pytest.raises(CourseInputError, match=message):
+        strip_solutions(source, "lesson.ipynb cell 3")
+
+
+def test_exercise_without_check_cell_is_an_error():
+    nb = new_notebook(cells=[new_code_cell("def f():\n    ### BEGIN SOLUTION\n    pass\n    ### END SOLUTION"),
+                             new_code_cell("print('no check here')")])
+    with pytest.raises(CourseInputError, match="x.ipynb cell 0: exercise without a check cell"):
+        find_exercises(nb, "x.ipynb")
+
+
+def test_every_lesson_from_01_has_at_least_two_exercises():
+    for path in LESSONS:
+        if path.name.startswith("00_"):
+            continue
+        count = len(find_exercises(nbformat.read(path, as_version=4), path.name))
+        assert count >= 2, f"{path.name} has {count} exercises"
+
+
+@pytest.mark.parametrize("path", WITH_EXERCISES, ids=lambda p: p.name)
+def test_no_solution_text_in_the_student_version(path):
+    solution = nbformat.read(path, as_version=4)
+    student = make_student_notebook(solution, path.name)
+    student_text = "\n".join(c.source for c in student.cells)
+    outside_regions = "\n".join(strip_solutions(c.source) for c in solution.cells)
+    leaked = [line for line in solution_lines(solution) if line in student_text and line not in outside_regions]
+    assert not leaked, leaked
+    assert all(not c.get("outputs") for c in student.cells if c.cell_type == "code")
+    # Everything but the solution regions is unchanged.
+    assert [c.cell_type for c in student.cells] == [c.cell_type for c in solution.cells]
+    for before, after in zip(solution.cells, student.cells):
+        if "### BEGIN SOLUTION" not in before.source:
+            assert before.source == after.source
+
+
+def test_solution_notebooks_score_full_marks_from_their_verified_outputs():
+    """The committed outputs are the ones nbval re-checks in this same test run."""
+    for path in WITH_EXERCISES:
+        nb = nbformat.read(path, as_version=4)
+        grade = grade_executed(nb, nb, path.name)
+        assert grade.total >= 2 and grade.score == grade.total, grade
+
+
+def _execute_allowing_errors(nb, cwd):
+    from nbclient import NotebookClient
+
+    with kernel_environment():
+        NotebookClient(nb, timeout=900, kernel_name=KERNEL_NAME, allow_errors=True,
+                       resources={"metadata": {"path": str(cwd)}}).execute()
+    return nb
+
+
+@pytest.mark.parametrize("path", WITH_EXERCISES, ids=lambda p: p.name)
+def test_student_version_stops_at_not_implemented_only_in_exercises(path):
+    solution = nbformat.read(path, as_version=4)
+    student = make_student_notebook(solution, path.name)
+    exercises = find_exercises(solution, path.name)
+    _execute_allowing_errors(student, path.parent)
+    errors = {i: o for i, c in enumerate(student.cells) if c.cell_type == "code"
+              for o in c.outputs if o.get("output_type") == "error"}
+    for index, error in errors.items():
+        assert error["ename"] == "NotImplementedError", f"{path.name} cell {index}: {error['ename']}: {error['evalue']}"
+    expected_cells = {e.check_index for e in exercises}
+    assert set(errors) == expected_cells, f"{path.name}: errors in cells {sorted(errors)}, exercises' checks {sorted(expected_cells)}"
+    grade = grade_executed(student, solution, path.name)
+    assert grade.score == 0 and grade.total == len(exercises)
+
+
+def test_grader_executes_and_reports_per_student(tmp_path):
+    submissions = tmp_path / "submissions"
+    (submissions / "alice").mkdir(parents=True)
+    (submissions / "bob").mkdir()
+    shutil.copy(FAST_LESSON, submissions / "alice" / FAST_LESSON.name)
+    solution = nbformat.read(FAST_LESSON, as_version=4)
+    student = make_student_notebook(solution, FAST_LESSON.name)
+    # Bob solves exercise 1 with the unscaled mistake and leaves the rest.
+    cell = student.cells[find_exercises(solution)[0].cell_index]
+    cell.source = "def scaled_scores(q, k):\n    return q @ k.transpose(-2, -1)"
+    nbformat.write(student, submissions / "bob" / FAST_LESSON.name)
+
+    report = grade_submissions(submissions, tmp_path / "grades", NOTEBOOKS_DIR)
+    assert report["alice"]["score"] == report["alice"]["total"] == 3
+    assert report["bob"]["score"] == 0 and report["bob"]["total"] == 3
+    bob_checks = report["bob"]["notebooks"][FAST_LESSON.name]["checks"]
+    assert "√d_k" in bob_checks[0]["message"] and bob_checks[1]["message"].startswith("NotImplementedError")
+    saved = json.loads((tmp_path / "grades" / "grades.json").read_text(encoding="utf-8"))
+    assert saved == report
+    table = (tmp_path / "grades" / "grades.txt").read_text(encoding="utf-8")
+    assert "alice: 3/3" in table and "bob: 0/3" in table
+
+
+def test_grader_errors_on_an_empty_submission_folder(tmp_path):
+    with pytest.raises(CourseInputError, match="one folder per student"):
+        grade_submissions(tmp_path, tmp_path / "out", NOTEBOOKS_DIR)
+
+
+def test_grade_notebook_on_a_solution(tmp_path):
+    target = tmp_path / FAST_LESSON.name
+    shutil.copy(FAST_LESSON, target)
+    grade = grade_notebook(target, NOTEBOOKS_DIR)
+    assert grade.score == grade.total == 3
+    with pytest.raises(CourseInputError, match="no solution notebook named"):
+        grade_notebook(target, tmp_path / "nowhere")
+
+
+def test_an_edited_check_cell_fails():
+    solution = nbformat.read(FAST_LESSON, as_version=4)
+    tampered = nbformat.read(FAST_LESSON, as_version=4)
+    check = find_exercises(solution)[1].check_index
+    tampered.cells[check].source = "print('✅ 练习 01-2: 通过')"
+    grade = grade_executed(tampered, solution, FAST_LESSON.name)
+    assert grade.score == 2 and "removed or edited" in grade.checks[1].message
+
+
+def test_nbgrader_generate_assignment_releases_without_solutions(tmp_path):
+    nbgrader = shutil.which("nbgrader")
+    assert nbgrader, "nbgrader is a dev dependency; `pip install -e .[dev]` installs it"
+    names = build_nbgrader_course([FAST_LESSON], tmp_path)
+    assert names == [FAST_LESSON.stem]
+    run = subprocess.run([nbgrader, "generate_assignment", FAST_LESSON.stem], cwd=tmp_path,
+                         capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr[-3000:]
+    release = nbformat.read(tmp_path / "release" / FAST_LESSON.stem / FAST_LESSON.name, as_version=4)
+    text = "\n".join(c.source for c in release.cells)
+    assert "### BEGIN SOLUTION" not in text and text.count("raise NotImplementedError()") == 3
+    solution = nbformat.read(FAST_LESSON, as_version=4)
+    assert "math.sqrt(q.shape[-1])\n" not in text.replace("return q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])", "")
+    assert all(line not in text for line in solution_lines(solution) if "safe_masked_softmax(scaled_scores" in line)
