@@ -1,0 +1,101 @@
+"""``lessons build-treebank``, ``lessons train-parser`` and ``lessons preparse``.
+
+- ``build-treebank`` regenerates the template part of the course's question treebank
+  (deterministic) from :mod:`lessons_lib.syntax.question_grammar`.
+- ``train-parser`` trains the course's spaCy parser on the course treebank and the CC BY-SA
+  UD files, saves it to ``data/parser/zh_course_parser`` and prints UAS/LAS on gold words
+  and under jieba segmentation, on the Beginner evaluation file and the held-out tenth.
+- ``preparse`` parses every sentence of an LCQMC-format folder into the parse cache.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    from lessons_lib.syntax.training import DEFAULT_UD_DIR
+
+    p = subparsers.add_parser("build-treebank", help="regenerate the template part of the course treebank")
+    p.add_argument("--per-frame", type=int, default=60, help="sentences per grammar frame (default 60)")
+    p.add_argument("--seed", type=int, default=0)
+    p.set_defaults(handler=run_build_treebank)
+
+    p = subparsers.add_parser("train-parser", help="train and evaluate the course's spaCy parser (CPU)")
+    p.add_argument("--ud-dir", type=Path, default=DEFAULT_UD_DIR,
+                   help="folder with the UD Chinese CoNLL-U files (default ../shared/data/ud)")
+    p.add_argument("--output", type=Path, default=None, help="where to save the pipeline (default data/parser/zh_course_parser)")
+    p.add_argument("--work-dir", type=Path, default=None, help="keep DocBins and spaCy checkpoints here")
+    p.add_argument("--max-epochs", type=int, default=None, help="override the config's epochs")
+    p.add_argument("--no-templates", action="store_true", help="leave out the template-generated treebank")
+    p.add_argument("--no-course", action="store_true", help="leave out the whole course treebank")
+    p.add_argument("--no-ud", action="store_true", help="leave out the UD treebanks")
+    p.add_argument("--scores", type=Path, default=None, help="write the scores as JSON here (default data/parser/scores.json for the shipped model)")
+    p.set_defaults(handler=run_train_parser)
+
+    p = subparsers.add_parser("preparse", help="parse an LCQMC-format folder into the parse cache")
+    p.add_argument("--data-dir", type=Path, required=True, help="folder with train/dev/test .txt or .tsv files")
+    p.add_argument("--cache-dir", type=Path, default=None, help="parse cache folder (default data/cache/parses)")
+    p.add_argument("--parser", default=None, help="spaCy pipeline name or folder (default: official if installed, else the course's)")
+    p.add_argument("--batch-size", type=int, default=256)
+    p.add_argument("--limit", type=int, default=None, help="parse only the first N distinct sentences")
+    p.set_defaults(handler=run_preparse)
+
+
+def run_build_treebank(args: argparse.Namespace) -> int:
+    from lessons_lib.syntax.question_grammar import generate
+    from lessons_lib.syntax.training import HANDWRITTEN_FILE, TEMPLATE_FILE
+    from lessons_lib.syntax.treebank import read_conllu, write_conllu
+
+    hand = read_conllu(HANDWRITTEN_FILE)
+    sentences, report = generate(per_frame=args.per_frame, seed=args.seed, exclude=[s.text for s in hand])
+    write_conllu(sentences, TEMPLATE_FILE)
+    print(f"{report.kept} template sentences written to {TEMPLATE_FILE.name} "
+          f"({report.generated} generated, {report.rejected_segmentation} rejected because jieba "
+          f"segments them differently, {report.excluded} skipped as hand-written duplicates)")
+    return 0
+
+
+def run_train_parser(args: argparse.Namespace) -> int:
+    from lessons_lib import paths
+    from lessons_lib.syntax.training import SCORES_FILE, save_scores, train_parser
+
+    if not args.ud_dir.is_dir():
+        print(f"error: UD folder not found: {args.ud_dir} (give it with --ud-dir)", file=sys.stderr)
+        return 2
+    output = args.output or paths.PARSER_MODEL_DIR
+    run = train_parser(ud_dir=args.ud_dir, output=output, work_dir=args.work_dir, max_epochs=args.max_epochs,
+                       use_course=not args.no_course, use_templates=not args.no_templates, use_ud=not args.no_ud)
+    print(f"trained in {run.seconds:.0f} s; model {run.model_bytes / 1e6:.2f} MB at {run.output}")
+    print(f"{'evaluation set':28} {'seg':6} {'UAS':>6} {'LAS':>6} {'n':>6}")
+    for name, by_seg in run.scores.items():
+        for seg, s in by_seg.items():
+            print(f"{name:28} {seg:6} {s['uas']:6.1f} {s['las']:6.1f} {s['sentences']:6d}")
+    scores_path = args.scores or (SCORES_FILE if args.output is None else None)
+    if scores_path is not None:
+        save_scores(run, scores_path)
+        print(f"scores written to {scores_path}")
+    return 0
+
+
+def run_preparse(args: argparse.Namespace) -> int:
+    from tqdm import tqdm
+
+    from lessons_lib.syntax.cache import DEFAULT_CACHE_DIR, ParseCache, parse_with_cache
+    from lessons_lib.syntax.lcqmc_text import read_pair_sentences
+    from lessons_lib.syntax.parser import load_parser, parser_identity
+
+    texts, counts = read_pair_sentences(args.data_dir)
+    if args.limit is not None:
+        texts = texts[: args.limit]
+    nlp = load_parser(args.parser)
+    name, version = parser_identity(nlp)
+    cache = ParseCache(args.cache_dir or DEFAULT_CACHE_DIR, name, version)
+    print(f"{len(texts)} distinct sentences from {counts}; parser {name} {version}; cache {cache.path}")
+    with tqdm(total=len(texts), unit="sent") as bar:
+        stats = parse_with_cache(texts, nlp, cache, batch_size=args.batch_size, progress=bar.update)
+    print(json.dumps(stats.as_dict()))
+    return 0

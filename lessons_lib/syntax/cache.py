@@ -1,0 +1,163 @@
+"""An on-disk parse cache, so that a corpus is parsed once.
+
+Entries live in one SQLite file (Python's standard library, safe to interrupt: every
+batch is committed, so a stopped pre-parse resumes where it stopped). An entry's key is
+the SHA-256 of the **parser's name, the parser's version and the sentence text**; the
+version from :func:`lessons_lib.syntax.parser.parser_identity` includes a fingerprint of
+the parser's weights, so a retrained or different parser never reads another parser's
+parses: its lookups miss and it parses again (invalidation). Old entries stay until
+:meth:`ParseCache.prune` removes them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sqlite3
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Callable, Iterable, Sequence
+
+from lessons_lib import paths
+from lessons_lib.errors import CourseInputError
+from lessons_lib.syntax.parser import Parse, check_texts, doc_to_parse
+
+DEFAULT_CACHE_DIR = paths.DATA_DIR / "cache" / "parses"
+CACHE_FILE = "parses.sqlite"
+
+
+def cache_key(text: str, parser_name: str, parser_version: str) -> str:
+    """SHA-256 hex digest of parser name, version and text (NUL-separated)."""
+    return hashlib.sha256(f"{parser_name}\0{parser_version}\0{text}".encode("utf-8")).hexdigest()
+
+
+class ParseCache:
+    """Parses of one parser (name + version), stored under ``directory``.
+
+    Args:
+        directory: folder of the cache file (created when missing).
+        parser_name, parser_version: the parser's identity (see ``parser_identity``).
+    """
+
+    def __init__(self, directory: str | os.PathLike, parser_name: str, parser_version: str) -> None:
+        if not parser_name or not parser_version:
+            raise CourseInputError("`parser_name` and `parser_version` must be non-empty")
+        self.directory = Path(directory)
+        self.directory.mkdir(parents=True, exist_ok=True)
+        self.path = self.directory / CACHE_FILE
+        self.parser_name = parser_name
+        self.parser_version = parser_version
+        self._db = sqlite3.connect(self.path)
+        self._db.execute(
+            "CREATE TABLE IF NOT EXISTS parses (key TEXT PRIMARY KEY, parser TEXT NOT NULL, "
+            "version TEXT NOT NULL, text TEXT NOT NULL, parse TEXT NOT NULL)"
+        )
+        self._db.commit()
+
+    def close(self) -> None:
+        self._db.close()
+
+    def __enter__(self) -> "ParseCache":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def _key(self, text: str) -> str:
+        return cache_key(text, self.parser_name, self.parser_version)
+
+    def get_many(self, texts: Iterable[str]) -> dict[str, Parse]:
+        """The cached parses among ``texts`` (text → :class:`Parse`); missing texts are absent."""
+        wanted = {self._key(t): t for t in texts}
+        found: dict[str, Parse] = {}
+        keys = list(wanted)
+        for start in range(0, len(keys), 500):  # SQLite limits the number of parameters
+            chunk = keys[start : start + 500]
+            rows = self._db.execute(
+                f"SELECT key, parse FROM parses WHERE key IN ({','.join('?' * len(chunk))})", chunk
+            ).fetchall()
+            for key, blob in rows:
+                parse = Parse.from_json(json.loads(blob))
+                if parse.text != wanted[key]:  # a hash collision would be a bug worth knowing about
+                    raise CourseInputError(f"parse cache {self.path}: entry for {wanted[key]!r} holds {parse.text!r}")
+                found[parse.text] = parse
+        return found
+
+    def get(self, text: str) -> Parse | None:
+        return self.get_many([text]).get(text)
+
+    def put_many(self, parses: Iterable[Parse]) -> int:
+        """Store parses (replacing entries with the same key); returns how many."""
+        rows = [(self._key(p.text), self.parser_name, self.parser_version, p.text,
+                 json.dumps(p.to_json(), ensure_ascii=False)) for p in parses]
+        self._db.executemany("INSERT OR REPLACE INTO parses VALUES (?, ?, ?, ?, ?)", rows)
+        self._db.commit()
+        return len(rows)
+
+    def __len__(self) -> int:
+        """Entries of *this* parser identity."""
+        return self._db.execute("SELECT COUNT(*) FROM parses WHERE parser = ? AND version = ?",
+                                (self.parser_name, self.parser_version)).fetchone()[0]
+
+    def prune(self) -> int:
+        """Delete entries of every other parser identity; returns how many were deleted."""
+        cursor = self._db.execute("DELETE FROM parses WHERE NOT (parser = ? AND version = ?)",
+                                  (self.parser_name, self.parser_version))
+        self._db.commit()
+        return cursor.rowcount
+
+
+@dataclass
+class CacheStats:
+    """What :func:`parse_with_cache` did: texts asked for, distinct texts, hits and parsed misses."""
+
+    requested: int = 0
+    distinct: int = 0
+    hits: int = 0
+    parsed: int = 0
+
+    def as_dict(self) -> dict[str, int]:
+        return asdict(self)
+
+
+def parse_with_cache(
+    texts: Sequence[str],
+    nlp,
+    cache: ParseCache,
+    batch_size: int = 256,
+    progress: Callable[[int], object] | None = None,
+) -> tuple[list[Parse], CacheStats]:
+    """Parse ``texts`` through the cache: look up all, parse the misses with ``nlp.pipe``.
+
+    Args:
+        texts: sentences (duplicates are parsed once).
+        nlp: a pipeline prepared by :func:`lessons_lib.syntax.parser.load_parser`, whose
+            identity must be the cache's.
+        cache: the :class:`ParseCache`.
+        batch_size: ``nlp.pipe`` batch size; the cache is written after every batch.
+        progress: called with the number of texts done after the lookup and each batch
+            (e.g. a tqdm bar's ``update``).
+
+    Returns:
+        ``(parses, stats)``: one :class:`Parse` per input text, in order.
+    """
+    texts = check_texts(texts)
+    if not isinstance(batch_size, int) or batch_size < 1:
+        raise CourseInputError(f"`batch_size` must be a positive int, got {batch_size!r}")
+    distinct = list(dict.fromkeys(texts))
+    found = cache.get_many(distinct)
+    stats = CacheStats(requested=len(texts), distinct=len(distinct), hits=len(found))
+    if progress is not None:
+        progress(len(found))
+    missing = [t for t in distinct if t not in found]
+    for start in range(0, len(missing), batch_size):
+        chunk = missing[start : start + batch_size]
+        parses = [doc_to_parse(doc, name=f"sentence {text!r}")
+                  for text, doc in zip(chunk, nlp.pipe(chunk, batch_size=batch_size))]
+        cache.put_many(parses)
+        found.update((p.text, p) for p in parses)
+        stats.parsed += len(parses)
+        if progress is not None:
+            progress(len(chunk))
+    return [found[t] for t in texts], stats

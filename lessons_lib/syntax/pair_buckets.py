@@ -1,0 +1,259 @@
+"""From word trees to the character tokens of a pair: distance buckets for attention.
+
+The model reads characters: ``[CLS] s1 [SEP] s2 [SEP]`` then padding, the layout of
+:func:`lessons_lib.pairs.encode_pair` (characters of the text, whitespace left out, the
+longer sentence truncated first). The parser gives a tree over *words*. Each character
+belongs to exactly one word, so the distance between two positions ``p`` and ``q`` is:
+
+==========================================  =========================  ===================
+positions p, q                              distance                   bucket id
+==========================================  =========================  ===================
+characters of the **same word**             0 (same tree node)         ``SAME_WORD`` = 0
+characters of different words, same         tree distance ``d`` ≥ 1     ``min(d, D)`` in
+sentence                                    between the two words      ``1 … D`` (or a log
+                                                                       bucket, see below)
+characters of **different sentences**       undefined (two trees)      ``CROSS_SENTENCE``
+either is ``[CLS]`` or ``[SEP]``            undefined (not a word)     ``SPECIAL``
+either is **padding**                       —                          ``PAD`` = -1
+==========================================  =========================  ===================
+
+Padding wins over everything, then special tokens, then "different sentences". ``D`` is
+the maximum distance (default 10): longer distances share the last distance bucket.
+With ``log_buckets=True`` distances up to ``exact`` keep their own bucket and longer ones
+share logarithmically wider buckets up to ``log_max`` (T5's relative-position trick
+applied to tree distances), still within ids ``1 … D``.
+
+Bucket ids of the default scheme (``max_distance=10``): 0 same word, 1–10 distances,
+11 different sentences, 12 special tokens, -1 padding — :data:`NUM_BUCKETS` = 13 ids
+that index a bias table (padding is never looked up). :meth:`BucketScheme.layout` gives
+the same description as a :class:`lessons_lib.syntax_bias.BucketLayout`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Sequence
+
+import torch
+
+from lessons_lib.errors import CourseInputError
+from lessons_lib.pairs import truncate_pair
+from lessons_lib.syntax.distances import batch_tree_distances
+from lessons_lib.syntax.trees import validate_heads
+
+CLS_TOKEN, SEP_TOKEN, PAD_TOKEN = "[CLS]", "[SEP]", "[PAD]"
+PAD_BUCKET = -1
+SAME_WORD_BUCKET = 0
+DEFAULT_MAX_DISTANCE = 10
+
+
+@dataclass(frozen=True)
+class BucketScheme:
+    """How tree distances become bucket ids.
+
+    Attributes:
+        max_distance: ``D``, the number of distance buckets (ids ``1 … D``); longer
+            distances are clamped into the last one.
+        log_buckets: share buckets logarithmically beyond ``exact``.
+        exact: with ``log_buckets``, distances ``1 … exact`` keep their own bucket
+            (default ``D // 2``).
+        log_max: with ``log_buckets``, the distance from which everything is in bucket ``D``.
+    """
+
+    max_distance: int = DEFAULT_MAX_DISTANCE
+    log_buckets: bool = False
+    exact: int | None = None
+    log_max: int = 64
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.max_distance, int) or self.max_distance < 1:
+            raise CourseInputError(f"`max_distance` must be a positive int, got {self.max_distance!r}")
+        if self.log_buckets:
+            exact = self.exact_limit
+            if not 1 <= exact < self.max_distance:
+                raise CourseInputError(f"`exact` must be in [1, max_distance) for log buckets, got {exact}")
+            if self.log_max <= exact + 1:
+                raise CourseInputError(f"`log_max` must exceed exact + 1 = {exact + 1}, got {self.log_max}")
+
+    @property
+    def exact_limit(self) -> int:
+        return self.exact if self.exact is not None else max(1, self.max_distance // 2)
+
+    @property
+    def same_word(self) -> int:
+        return SAME_WORD_BUCKET
+
+    @property
+    def cross_sentence(self) -> int:
+        return self.max_distance + 1
+
+    @property
+    def special(self) -> int:
+        return self.max_distance + 2
+
+    @property
+    def num_buckets(self) -> int:
+        """Number of ids that index a bias table (padding, -1, excluded)."""
+        return self.max_distance + 3
+
+    def bucket(self, distances: torch.Tensor) -> torch.Tensor:
+        """Bucket ids of word distances (``0`` → same word, ``d ≥ 1`` → ``1 … D``), same shape."""
+        d = distances.to(torch.long)
+        if not self.log_buckets:
+            return d.clamp(min=0, max=self.max_distance)
+        exact = self.exact_limit
+        span = self.max_distance - exact - 1
+        ratio = torch.log(d.clamp(min=exact + 1).to(torch.float64) / (exact + 1)) / math.log(self.log_max / (exact + 1))
+        far = (exact + 1 + torch.floor(ratio * span + 1e-9).to(torch.long)).clamp(max=self.max_distance)
+        return torch.where(d <= exact, d.clamp(min=0), far)
+
+    def distance_bounds(self) -> list[tuple[int, int | None]]:
+        """For ids ``1 … D``: the ``(smallest, largest)`` distance each holds (``None`` = unbounded)."""
+        top = 4 * max(self.log_max, self.max_distance)
+        ids = self.bucket(torch.arange(1, top + 1)).tolist()
+        bounds = []
+        for b in range(1, self.max_distance + 1):
+            ds = [d for d, i in zip(range(1, top + 1), ids) if i == b]
+            if not ds:
+                raise CourseInputError(f"bucket {b} holds no distance; choose a larger log_max or fewer buckets")
+            bounds.append((ds[0], None if b == self.max_distance else ds[-1]))
+        return bounds
+
+    def names(self) -> list[str]:
+        """A short label per bucket id (``"same word"``, ``"d=1"``, ``"d≥10"``, ``"cross sentence"``, ``"special"``)."""
+        labels = ["same word"]
+        for low, high in self.distance_bounds():
+            labels.append(f"d={low}" if high == low else (f"d≥{low}" if high is None else f"d={low}-{high}"))
+        return labels + ["cross sentence", "special"]
+
+    def layout(self):
+        """This scheme as a :class:`lessons_lib.syntax_bias.BucketLayout` (for the bias modules)."""
+        from lessons_lib.syntax_bias import BucketLayout
+
+        return BucketLayout.from_distances([low for low, _ in self.distance_bounds()],
+                                           same_word=self.same_word, cross_sentence=self.cross_sentence,
+                                           special=self.special)
+
+
+DEFAULT_SCHEME = BucketScheme()
+NUM_BUCKETS = DEFAULT_SCHEME.num_buckets  # 13
+CROSS_SENTENCE_BUCKET = DEFAULT_SCHEME.cross_sentence  # 11
+SPECIAL_BUCKET = DEFAULT_SCHEME.special  # 12
+
+
+def char_word_index(words: Sequence[str]) -> list[int]:
+    """For each character of the sentence (whitespace left out), the index of its word.
+
+    >>> char_word_index(["怎么", "做", "？"])
+    [0, 0, 1, 2]
+    """
+    out = []
+    for w, word in enumerate(words):
+        chars = [ch for ch in word if not ch.isspace()]
+        if not chars:
+            raise CourseInputError(f"`words`[{w}] = {word!r} has no characters (whitespace tokens are not words)")
+        out.extend([w] * len(chars))
+    return out
+
+
+def _sentence_chars(words: Sequence[str]) -> list[str]:
+    return [ch for word in words for ch in word if not ch.isspace()]
+
+
+def pair_tokens(words_a: Sequence[str], words_b: Sequence[str], max_len: int | None = None) -> list[str]:
+    """The pair's tokens ``[CLS] chars_a [SEP] chars_b [SEP]``, truncated like the model's input."""
+    chars_a, chars_b = _sentence_chars(words_a), _sentence_chars(words_b)
+    if max_len is not None:
+        chars_a, chars_b = truncate_pair(chars_a, chars_b, _check_max_len(max_len) - 3)
+    return [CLS_TOKEN, *chars_a, SEP_TOKEN, *chars_b, SEP_TOKEN]
+
+
+def _check_max_len(max_len: int) -> int:
+    if not isinstance(max_len, int) or isinstance(max_len, bool) or max_len < 5:
+        raise CourseInputError(f"`max_len` must be an int ≥ 5 (3 special tokens + 1 character per sentence), got {max_len!r}")
+    return max_len
+
+
+def batch_pair_distance_buckets(
+    pairs: Sequence[tuple[Sequence[str], Sequence[int], Sequence[str], Sequence[int]]],
+    max_len: int | None = None,
+    scheme: BucketScheme = DEFAULT_SCHEME,
+    pad_to: int | None = None,
+) -> torch.Tensor:
+    """Bucket ids for a batch of pairs, padded to one length.
+
+    Args:
+        pairs: ``(words_a, heads_a, words_b, heads_b)`` per pair; heads 0-based, root = -1.
+        max_len: the model's maximum length (truncation, longer sentence first, as
+            :func:`lessons_lib.pairs.encode_pair`); ``None`` = no truncation.
+        scheme: the bucket scheme.
+        pad_to: the batch length ``L``; default the longest pair (after truncation).
+
+    Returns:
+        ``(B, L, L)`` long bucket ids (see the module docstring), ``-1`` at padding.
+    """
+    if len(pairs) == 0:
+        raise CourseInputError("`pairs` is empty")
+    if max_len is not None:
+        _check_max_len(max_len)
+    sentences_words, sentences_heads, kept = [], [], []
+    for b, pair in enumerate(pairs):
+        if len(pair) != 4:
+            raise CourseInputError(f"`pairs`[{b}] must be (words_a, heads_a, words_b, heads_b), got {len(pair)} items")
+        words_a, heads_a, words_b, heads_b = pair
+        for side, words, heads in (("a", words_a, heads_a), ("b", words_b, heads_b)):
+            if len(words) != len(heads):
+                raise CourseInputError(f"`pairs`[{b}] sentence {side}: {len(words)} words but {len(heads)} heads")
+            validate_heads(heads, name=f"`pairs`[{b}] sentence {side}")
+        idx_a, idx_b = char_word_index(words_a), char_word_index(words_b)
+        if max_len is not None:
+            idx_a, idx_b = truncate_pair(idx_a, idx_b, max_len - 3)
+        kept.append((idx_a, idx_b))
+        sentences_words += [words_a, words_b]
+        sentences_heads += [list(heads_a), list(heads_b)]
+
+    word_dist = batch_tree_distances(sentences_heads)  # (2B, W, W)
+    B = len(pairs)
+    longest = max(len(a) + len(b) + 3 for a, b in kept)
+    L = longest if pad_to is None else pad_to
+    if L < longest:
+        raise CourseInputError(f"`pad_to`={pad_to} is shorter than the longest pair ({longest} positions)")
+
+    # Per position: which sentence (0 = a, 1 = b, -1 = special, -2 = padding) and which word.
+    part = torch.full((B, L), -2, dtype=torch.long)
+    word = torch.zeros((B, L), dtype=torch.long)
+    for b, (idx_a, idx_b) in enumerate(kept):
+        na, nb = len(idx_a), len(idx_b)
+        part[b, : na + nb + 3] = -1
+        part[b, 1 : 1 + na] = 0
+        part[b, 2 + na : 2 + na + nb] = 1
+        word[b, 1 : 1 + na] = torch.as_tensor(idx_a, dtype=torch.long)
+        word[b, 2 + na : 2 + na + nb] = torch.as_tensor(idx_b, dtype=torch.long)
+
+    # Word distance for every same-sentence position pair: gather from that sentence's matrix.
+    sentence = 2 * torch.arange(B)[:, None] + part.clamp(min=0)  # (B, L) index into word_dist
+    within = word_dist[sentence[:, :, None], word[:, :, None], word[:, None, :]]  # (B, L, L)
+    buckets = scheme.bucket(within)
+    p, q = part[:, :, None], part[:, None, :]
+    buckets = torch.where((p >= 0) & (q >= 0) & (p != q), torch.tensor(scheme.cross_sentence), buckets)
+    buckets = torch.where((p == -1) | (q == -1), torch.tensor(scheme.special), buckets)
+    buckets = torch.where((p == -2) | (q == -2), torch.tensor(PAD_BUCKET), buckets)
+    return buckets
+
+
+def pair_distance_buckets(
+    words_a: Sequence[str],
+    heads_a: Sequence[int],
+    words_b: Sequence[str],
+    heads_b: Sequence[int],
+    max_len: int,
+    scheme: BucketScheme = DEFAULT_SCHEME,
+) -> torch.Tensor:
+    """Bucket ids of one pair, padded to ``max_len``: ``(max_len, max_len)`` long.
+
+    The pair is truncated to ``max_len`` positions like the model's input, and positions
+    after its end are padding (``-1`` rows and columns).
+    """
+    return batch_pair_distance_buckets([(words_a, heads_a, words_b, heads_b)], max_len=max_len,
+                                       scheme=scheme, pad_to=_check_max_len(max_len))[0]
