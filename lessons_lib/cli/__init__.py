@@ -14,6 +14,7 @@ import sys
 COMMAND_MODULES = (
     "lessons_lib.cli.notebook_commands",
     "lessons_lib.cli.env_commands",
+    "lessons_lib.cli.lcqmc_commands",
     "lessons_lib.cli.syntax_commands",
     "lessons_lib.cli.assignment_commands",
 )
