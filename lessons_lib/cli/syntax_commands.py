@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 from pathlib import Path
 
 
@@ -31,6 +32,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--work-dir", type=Path, default=None, help="keep DocBins and spaCy checkpoints here")
     p.add_argument("--max-epochs", type=int, default=None, help="override the config's epochs")
     p.add_argument("--no-templates", action="store_true", help="leave out the template-generated treebank")
+    p.add_argument("--templates-per-frame", type=int, default=None, help="train on at most N template sentences per frame")
+    p.add_argument("--select", choices=("last", "best"), default="last",
+                   help="ship the last epoch's model (default) or the best dev checkpoint")
     p.add_argument("--no-course", action="store_true", help="leave out the whole course treebank")
     p.add_argument("--no-ud", action="store_true", help="leave out the UD treebanks")
     p.add_argument("--scores", type=Path, default=None, help="write the scores as JSON here (default data/parser/scores.json for the shipped model)")
@@ -68,12 +72,15 @@ def run_train_parser(args: argparse.Namespace) -> int:
         return 2
     output = args.output or paths.PARSER_MODEL_DIR
     run = train_parser(ud_dir=args.ud_dir, output=output, work_dir=args.work_dir, max_epochs=args.max_epochs,
-                       use_course=not args.no_course, use_templates=not args.no_templates, use_ud=not args.no_ud)
+                       use_course=not args.no_course, use_templates=not args.no_templates, use_ud=not args.no_ud,
+                       templates_per_frame=args.templates_per_frame, select=args.select)
     print(f"trained in {run.seconds:.0f} s; model {run.model_bytes / 1e6:.2f} MB at {run.output}")
     print(f"{'evaluation set':28} {'seg':6} {'UAS':>6} {'LAS':>6} {'n':>6}")
     for name, by_seg in run.scores.items():
         for seg, s in by_seg.items():
             print(f"{name:28} {seg:6} {s['uas']:6.1f} {s['las']:6.1f} {s['sentences']:6d}")
+    print("best UAS any parser can reach on jieba's words (oracle, spaCy's aligned scoring):",
+          ", ".join(f"{name} {value:.1f}" for name, value in run.jieba_ceilings.items()))
     scores_path = args.scores or (SCORES_FILE if args.output is None else None)
     if scores_path is not None:
         save_scores(run, scores_path)
@@ -84,18 +91,19 @@ def run_train_parser(args: argparse.Namespace) -> int:
 def run_preparse(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
-    from lessons_lib.syntax.cache import DEFAULT_CACHE_DIR, ParseCache, parse_with_cache
-    from lessons_lib.syntax.lcqmc_text import read_pair_sentences
+    from lessons_lib.syntax.cache import DEFAULT_CACHE_DIR, ParseCache, lcqmc_sentences, parse_with_cache
     from lessons_lib.syntax.parser import load_parser, parser_identity
 
-    texts, counts = read_pair_sentences(args.data_dir)
+    texts, counts = lcqmc_sentences(args.data_dir)
     if args.limit is not None:
         texts = texts[: args.limit]
     nlp = load_parser(args.parser)
     name, version = parser_identity(nlp)
     cache = ParseCache(args.cache_dir or DEFAULT_CACHE_DIR, name, version)
     print(f"{len(texts)} distinct sentences from {counts}; parser {name} {version}; cache {cache.path}")
-    with tqdm(total=len(texts), unit="sent") as bar:
-        stats = parse_with_cache(texts, nlp, cache, batch_size=args.batch_size, progress=bar.update)
-    print(json.dumps(stats.as_dict()))
+    start = time.perf_counter()
+    with cache, tqdm(total=len(texts), unit="sent") as bar:
+        _, stats = parse_with_cache(texts, nlp, cache, batch_size=args.batch_size, progress=bar.update)
+    seconds = time.perf_counter() - start
+    print(json.dumps({**stats.as_dict(), "seconds": round(seconds, 1)}))
     return 0

@@ -161,3 +161,26 @@ def parse_with_cache(
         if progress is not None:
             progress(len(chunk))
     return [found[t] for t in texts], stats
+
+
+def lcqmc_sentences(data_dir: str | os.PathLike) -> tuple[list[str], dict[str, int]]:
+    """Every distinct sentence of an LCQMC-format folder (train, dev, test), in file order.
+
+    Reads with :func:`lessons_lib.lcqmc.load_lcqmc` (strict: a malformed line is an error
+    naming file and line).
+
+    Returns:
+        ``(sentences, counts)`` with counts of pairs per split and of distinct sentences.
+    """
+    from lessons_lib.lcqmc import load_lcqmc
+
+    data = load_lcqmc(data_dir)
+    counts: dict[str, int] = {}
+    seen: dict[str, None] = {}
+    for split in (data.train, data.dev, data.test):
+        counts[f"{split.name} pairs"] = len(split)
+        for ex in split.examples:
+            seen.setdefault(ex.text_a)
+            seen.setdefault(ex.text_b)
+    counts["distinct sentences"] = len(seen)
+    return list(seen), counts

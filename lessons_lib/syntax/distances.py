@@ -27,6 +27,7 @@ Head arrays follow the course's convention: 0-based, root = -1
 
 from __future__ import annotations
 
+import itertools
 from typing import Sequence
 
 import torch
@@ -60,9 +61,13 @@ def lca_distance_reference(heads: Sequence[int], i: int, j: int, depth: Sequence
     return depth[i] + depth[j] - 2 * depth[ancestor]
 
 
-def distance_matrix_reference(heads: Sequence[int]) -> list[list[int]]:
-    """All pairwise distances of one tree, by the LCA walk: an ``n × n`` list of lists."""
-    heads = validate_heads(heads)
+def distance_matrix_reference(heads: Sequence[int], validate: bool = True) -> list[list[int]]:
+    """All pairwise distances of one tree, by the LCA walk: an ``n × n`` list of lists.
+
+    ``validate=False`` skips :func:`validate_heads` (for trees already validated, and for
+    timing the algorithm itself).
+    """
+    heads = validate_heads(heads) if validate else list(heads)
     depth = depths(heads)
     n = len(heads)
     return [[lca_distance_reference(heads, i, j, depth) for j in range(n)] for i in range(n)]
@@ -82,11 +87,13 @@ def pad_heads(heads_batch: Sequence[Sequence[int]], validate: bool = True) -> tu
         raise CourseInputError("`heads_batch` is empty")
     if validate:
         heads_batch = [validate_heads(h, name=f"`heads_batch`[{b}]") for b, h in enumerate(heads_batch)]
+    # Flatten once and scatter into the padded tensor: far cheaper than padding Python
+    # lists or filling a tensor row by row.
     lengths = torch.tensor([len(h) for h in heads_batch], dtype=torch.long)
-    n = int(lengths.max())
-    out = torch.full((len(heads_batch), n), ROOT_HEAD, dtype=torch.long)
-    for b, h in enumerate(heads_batch):
-        out[b, : len(h)] = torch.as_tensor(list(h), dtype=torch.long)
+    flat = torch.tensor(list(itertools.chain.from_iterable(heads_batch)), dtype=torch.long)
+    valid = torch.arange(int(lengths.max()))[None, :] < lengths[:, None]
+    out = torch.full(valid.shape, ROOT_HEAD, dtype=torch.long)
+    out[valid] = flat
     return out, lengths
 
 
@@ -104,9 +111,9 @@ def ancestor_matrix(heads: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
     valid = torch.arange(N)[None, :] < lengths[:, None]  # (B, N)
     # Point the root (and padding) at a sentinel column N whose own head is itself, so
     # walking up never leaves the tensor and finished walks just stay at the sentinel.
-    parent = torch.where(valid & (heads >= 0), heads, torch.full_like(heads, N))
-    parent = torch.cat([parent, torch.full((B, 1), N, dtype=torch.long)], dim=1)  # (B, N+1)
-    current = torch.where(valid, torch.arange(N).expand(B, N), torch.full_like(heads, N))
+    parent = torch.full((B, N + 1), N, dtype=torch.long)
+    parent[:, :N] = heads.masked_fill(~valid | (heads < 0), N)
+    current = torch.arange(N).expand(B, N).masked_fill(~valid, N)
     A = torch.zeros(B, N, N + 1, dtype=torch.bool)
     for _ in range(N + 1):  # a tree of N words has depth < N; one more step proves it
         if bool((current == N).all()):
@@ -118,28 +125,33 @@ def ancestor_matrix(heads: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
     return A[:, :, :N]
 
 
-def batch_tree_distances(heads: torch.Tensor | Sequence[Sequence[int]], lengths: torch.Tensor | None = None) -> torch.Tensor:
+def batch_tree_distances(
+    heads: torch.Tensor | Sequence[Sequence[int]], lengths: torch.Tensor | None = None, validate: bool = True
+) -> torch.Tensor:
     """Pairwise tree distances for a batch of sentences.
 
     Args:
-        heads: a list of head arrays (validated here), or an already padded ``(B, N)``
-            long tensor with ``lengths``.
+        heads: a list of head arrays, or an already padded ``(B, N)`` long tensor with
+            ``lengths``.
         lengths: ``(B,)`` real lengths when ``heads`` is a tensor.
+        validate: check every head array of a list with :func:`validate_heads` first
+            (skip it for trees already validated, e.g. by the parser adapter; a cycle is
+            still detected by :func:`ancestor_matrix`).
 
     Returns:
         ``(B, N, N)`` long distances; :data:`PAD_DISTANCE` (-1) where ``i`` or ``j`` is padding.
     """
     if not isinstance(heads, torch.Tensor):
-        heads, lengths = pad_heads(heads)
+        heads, lengths = pad_heads(heads, validate=validate)
     elif lengths is None:
         raise CourseInputError("`lengths` is required when `heads` is a tensor")
     A = ancestor_matrix(heads, lengths).to(torch.float32)
     size = A.sum(-1)  # (B, N) = depth + 1
     shared = A @ A.transpose(1, 2)  # (B, N, N) = depth(lca) + 1
-    dist = (size[:, :, None] + size[:, None, :] - 2 * shared).round().to(torch.long)
+    # Small integers are exact in float32, so the conversion back to long loses nothing.
+    dist = (size[:, :, None] + size[:, None, :] - 2 * shared).to(torch.long)
     valid = torch.arange(heads.shape[1])[None, :] < lengths[:, None]
-    pair_valid = valid[:, :, None] & valid[:, None, :]
-    return torch.where(pair_valid, dist, torch.full_like(dist, PAD_DISTANCE))
+    return dist.masked_fill_(~(valid[:, :, None] & valid[:, None, :]), PAD_DISTANCE)
 
 
 def tree_distances(heads: Sequence[int]) -> torch.Tensor:

@@ -48,7 +48,8 @@ class Parse:
         text: the input text.
         words: the words (whitespace tokens removed), length ``n``.
         heads: 0-based head of each word, root = -1, length ``n``.
-        deprels: dependency relation of each word, length ``n``.
+        deprels: dependency relation of each word, length ``n`` (UD labels; spaCy's
+            ``"ROOT"`` is renamed ``"root"``).
         removed_spaces: whitespace tokens removed from spaCy's output.
     """
 
@@ -164,6 +165,11 @@ def parser_identity(nlp) -> tuple[str, str]:
     return name, f"{meta.get('version', '0')}+{digest.hexdigest()[:12]}"
 
 
+def _ud_label(label: str) -> str:
+    # spaCy names the root relation "ROOT"; UD (and the course) call it "root".
+    return "root" if label == "ROOT" else label
+
+
 def doc_to_parse(doc, name: str | None = None) -> Parse:
     """Turn a parsed spaCy ``Doc`` into a validated :class:`Parse` (root = -1, no spaces).
 
@@ -199,11 +205,11 @@ def doc_to_parse(doc, name: str | None = None) -> Parse:
             # The root itself was a whitespace token: its first word child takes its place.
             new_heads = [roots[0] if (h == ROOT_HEAD and i != roots[0]) else h for i, h in enumerate(new_heads)]
         words = [doc[i].text for i in keep]
-        deprels = [doc[i].dep_ for i in keep]
+        deprels = [_ud_label(doc[i].dep_) for i in keep]
         heads = new_heads
     else:
         words = [t.text for t in doc]
-        deprels = [t.dep_ for t in doc]
+        deprels = [_ud_label(t.dep_) for t in doc]
     heads = validate_heads(heads, name=f"parser output for {name}")
     return Parse(doc.text, tuple(words), tuple(heads), tuple(deprels), removed)
 
@@ -222,3 +228,22 @@ def parse_texts(nlp, texts: Iterable[str], batch_size: int = 256) -> list[Parse]
     texts = check_texts(texts)
     return [doc_to_parse(doc, name=f"sentence {i} {text!r}")
             for i, (text, doc) in enumerate(zip(texts, nlp.pipe(texts, batch_size=batch_size)))]
+
+
+def parse_words(nlp, words: Sequence[str], name: str | None = None) -> Parse:
+    """Parse a sentence whose words are given (any segmentation), bypassing the tokenizer.
+
+    Lesson 07 uses it to show what a different segmentation does to the tree.
+
+    Raises:
+        CourseInputError: empty ``words`` or an empty word.
+    """
+    from spacy.tokens import Doc
+
+    words = list(words)
+    if not words or any(not isinstance(w, str) or not w.strip() for w in words):
+        raise CourseInputError(f"`words` must be non-empty strings, got {words!r}")
+    doc = Doc(nlp.vocab, words=words, spaces=[False] * len(words))
+    for _, component in nlp.pipeline:
+        doc = component(doc)
+    return doc_to_parse(doc, name=name)

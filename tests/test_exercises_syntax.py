@@ -1,0 +1,98 @@
+"""The lesson-07 checkers accept right answers and explain known wrong ones without the solution."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from lessons_lib.exercises import ExerciseCheckError
+from lessons_lib.exercises.syntax import (
+    check_char_distances,
+    check_conllu_to_heads,
+    check_tree_distance_matrix,
+)
+from lessons_lib.syntax.distances import distance_matrix_reference
+from lessons_lib.syntax.pair_buckets import char_word_index
+from lessons_lib.syntax.trees import depths
+
+
+def good_conversion(column):
+    return [h - 1 for h in column]
+
+
+def good_distances(heads):
+    return torch.tensor(distance_matrix_reference(heads))
+
+
+def good_char_distances(words, heads):
+    d = good_distances(heads)
+    idx = torch.tensor(char_word_index(words))
+    return d[idx][:, idx]
+
+
+def test_right_answers_pass(capsys):
+    check_conllu_to_heads(good_conversion)
+    check_tree_distance_matrix(good_distances)
+    check_char_distances(good_char_distances)
+    out = capsys.readouterr().out
+    assert out.count("✅") == 3 and "07-1" in out and "07-3" in out
+
+
+@pytest.mark.parametrize(
+    "wrong, phrase",
+    [
+        (lambda column: list(column), "1-based"),
+        (lambda column: [i if h == 0 else h - 1 for i, h in enumerate(column)], "spaCy"),
+        (lambda column: None, "return"),
+    ],
+)
+def test_conversion_mistakes_are_explained(wrong, phrase):
+    with pytest.raises(ExerciseCheckError, match=phrase):
+        check_conllu_to_heads(wrong)
+
+
+def _depth_difference(heads):
+    d = torch.tensor(depths(heads))
+    return (d[:, None] - d[None, :]).abs()
+
+
+@pytest.mark.parametrize(
+    "wrong, phrase",
+    [
+        (lambda h: good_distances(h) + 1 - torch.eye(len(h), dtype=torch.long), "节点数"),
+        (_depth_difference, "LCA"),
+        (lambda h: good_distances(h)[:, :-1] if len(h) > 1 else good_distances(h)[:, :0], "形状"),
+        (lambda h: 1 / 0, "ZeroDivisionError"),
+    ],
+)
+def test_distance_mistakes_are_explained(wrong, phrase):
+    with pytest.raises(ExerciseCheckError, match=phrase):
+        check_tree_distance_matrix(wrong)
+
+
+def test_char_mistakes_are_explained():
+    with pytest.raises(ExerciseCheckError, match="词级"):
+        check_char_distances(lambda words, heads: good_distances(heads))
+
+    def same_word_one(words, heads):
+        d = good_char_distances(words, heads)
+        return d + ((d == 0) & ~torch.eye(len(d), dtype=torch.bool)).long()
+
+    with pytest.raises(ExerciseCheckError, match="同一个词"):
+        check_char_distances(same_word_one)
+
+
+def test_messages_do_not_reveal_expected_values():
+    with pytest.raises(ExerciseCheckError) as info:
+        check_tree_distance_matrix(lambda h: torch.zeros(len(h), len(h), dtype=torch.long))
+    # The message names a position and the learner's own value, never the expected matrix.
+    assert "tensor(" not in str(info.value)
+    assert "你的值为 0.0000" in str(info.value)
+
+
+def test_not_implemented_passes_through():
+    def todo(heads):
+        raise NotImplementedError()
+
+    with pytest.raises(NotImplementedError):
+        check_tree_distance_matrix(todo)

@@ -1,0 +1,147 @@
+"""The parser adapter and the parse cache, with the course's real spaCy parser."""
+
+from __future__ import annotations
+
+import pytest
+
+from lessons_lib import paths
+from lessons_lib.errors import CourseInputError
+from lessons_lib.syntax.cache import ParseCache, cache_key, lcqmc_sentences, parse_with_cache
+from lessons_lib.syntax.parser import (
+    Parse,
+    doc_to_parse,
+    load_parser,
+    parse_texts,
+    parse_words,
+    parser_identity,
+    prepare_pipeline,
+)
+from lessons_lib.syntax.trees import validate_heads
+
+pytestmark = pytest.mark.skipif(
+    not paths.PARSER_MODEL_DIR.is_dir(),
+    reason=f"the course parser is not built ({paths.PARSER_MODEL_DIR.name}); run `lessons train-parser`",
+)
+
+QUESTIONS = ["电脑怎么录像？", "如何在计算机上录视频", "什么花一年四季都开", "苹果手机和华为手机哪个好用？"]
+
+
+@pytest.fixture(scope="module")
+def nlp():
+    return load_parser(paths.PARSER_MODEL_DIR, prefer_official=False)
+
+
+def test_shipped_pipeline_segments_with_jieba_and_has_a_parser(nlp):
+    from lessons_lib.syntax.segmentation import segment
+
+    assert "parser" in nlp.pipe_names
+    for text in QUESTIONS:
+        assert [t.text for t in nlp.make_doc(text)] == segment(text)
+
+
+def test_parses_are_single_validated_trees_with_root_minus_one(nlp):
+    for parse in parse_texts(nlp, QUESTIONS):
+        assert isinstance(parse, Parse)
+        assert "".join(parse.words) == parse.text
+        assert validate_heads(parse.heads) == list(parse.heads)
+        assert list(parse.heads).count(-1) == 1
+        assert parse.deprels[parse.heads.index(-1)] == "root"
+
+
+def test_a_text_of_several_sentences_still_gets_one_tree(nlp):
+    # Without the single-sentence component spaCy's parser would return one tree per sentence.
+    [parse] = parse_texts(nlp, ["你好。请问怎么做红烧肉？谢谢！"])
+    assert list(parse.heads).count(-1) == 1
+
+
+def test_whitespace_tokens_are_removed_and_counted(nlp):
+    [parse] = parse_texts(nlp, ["我 爱 python 编程？"])
+    # Single spaces become trailing whitespace of a token, not tokens of their own.
+    assert parse.words == ("我", "爱", "python", "编程", "？") and parse.removed_spaces == 0
+    [parse] = parse_texts(nlp, ["请问  这个怎么办"])
+    assert parse.removed_spaces == 1 and " " not in parse.words
+    validate_heads(parse.heads)
+
+
+def test_non_tree_output_is_an_error_naming_the_sentence(nlp):
+    from spacy.tokens import Doc
+
+    # Two roots, as a pipeline that splits sentences would produce.
+    doc = Doc(nlp.vocab, words=["你好", "。", "谢谢"], spaces=[False] * 3, heads=[0, 0, 2], deps=["ROOT", "punct", "ROOT"])
+    with pytest.raises(CourseInputError, match="你好。谢谢") as info:
+        doc_to_parse(doc)
+    assert "one root" in str(info.value)
+
+
+def test_bad_input_is_named(nlp):
+    with pytest.raises(CourseInputError, match=r"`texts`\[1\]"):
+        parse_texts(nlp, ["好", "  "])
+    import spacy
+
+    with pytest.raises(CourseInputError, match="no 'parser'"):
+        prepare_pipeline(spacy.blank("zh"))
+    with pytest.raises(CourseInputError, match="not found"):
+        load_parser(paths.DATA_DIR / "no_such_parser")
+    with pytest.raises(CourseInputError, match="not installed"):
+        load_parser("zh_no_such_pipeline_sm")
+
+
+def test_identity_changes_when_the_parser_changes(nlp):
+    name, version = parser_identity(nlp)
+    assert name == "zh_course_parser" and version.startswith("1.0.0+")
+    changed = load_parser(paths.PARSER_MODEL_DIR, prefer_official=False)  # a second copy to modify
+    assert parser_identity(changed) == (name, version)
+    model = changed.get_pipe("parser").model
+    node = next(n for n in model.walk() if n.param_names)
+    param = node.param_names[0]
+    node.set_param(param, node.get_param(param) + 0.01)
+    assert parser_identity(changed)[0] == name and parser_identity(changed)[1] != version
+
+
+def test_cache_miss_then_hit_then_invalidation(nlp, tmp_path):
+    name, version = parser_identity(nlp)
+    texts = QUESTIONS + [QUESTIONS[0]]  # a duplicate is parsed once
+    with ParseCache(tmp_path, name, version) as cache:
+        first, stats = parse_with_cache(texts, nlp, cache, batch_size=2)
+        assert (stats.requested, stats.distinct, stats.hits, stats.parsed) == (5, 4, 0, 4)
+        assert len(cache) == 4
+        second, stats = parse_with_cache(texts, nlp, cache)
+        assert (stats.hits, stats.parsed) == (4, 0)
+        assert second == first == parse_texts(nlp, texts)
+    # Reopening the same file keeps the entries (a stopped pre-parse resumes).
+    with ParseCache(tmp_path, name, version) as cache:
+        assert cache.get(QUESTIONS[1]) == first[1]
+    # Another parser version sees none of them, and pruning removes the old ones.
+    with ParseCache(tmp_path, name, version + "-retrained") as other:
+        assert other.get_many(QUESTIONS) == {} and len(other) == 0
+        _, stats = parse_with_cache(QUESTIONS[:1], nlp, other)
+        assert stats.parsed == 1
+        assert other.prune() == 4 and len(other) == 1
+
+
+def test_cache_key_depends_on_text_name_and_version():
+    keys = {cache_key("好", "p", "1"), cache_key("好", "p", "2"), cache_key("好", "q", "1"), cache_key("坏", "p", "1")}
+    assert len(keys) == 4
+
+
+def test_cache_rejects_bad_arguments(nlp, tmp_path):
+    with pytest.raises(CourseInputError, match="parser_name"):
+        ParseCache(tmp_path, "", "1")
+    with ParseCache(tmp_path, "p", "1") as cache:
+        with pytest.raises(CourseInputError, match="batch_size"):
+            parse_with_cache(["好"], nlp, cache, batch_size=0)
+
+
+def test_lcqmc_sentences_of_the_shipped_sample():
+    texts, counts = lcqmc_sentences(paths.LCQMC_SAMPLE_DIR)
+    assert len(texts) == len(set(texts)) == counts["distinct sentences"] > 0
+    assert counts["train pairs"] > 0
+
+
+def test_parse_words_uses_the_given_segmentation(nlp):
+    jieba_words = parse_texts(nlp, ["怎么开发票"])[0].words
+    parse = parse_words(nlp, ["怎么", "开", "发票"])
+    assert jieba_words == ("怎么", "开发票") and parse.words == ("怎么", "开", "发票")
+    validate_heads(parse.heads)
+    with pytest.raises(CourseInputError, match="words"):
+        parse_words(nlp, ["好", ""])
