@@ -26,6 +26,11 @@ __all__ = [
     "padding_mask",
     "masked_softmax",
     "scaled_dot_product_attention",
+    "DotScore",
+    "BilinearScore",
+    "AdditiveScore",
+    "make_scorer",
+    "attend",
 ]
 
 
@@ -176,3 +181,123 @@ def scaled_dot_product_attention(
     scores = attention_scores(query, key, scale=scale)
     weights = masked_softmax(scores, mask)
     return weights @ value, weights
+
+
+# --- Scoring functions for encoder–decoder attention (Luong et al. 2015; Bahdanau et al. 2015)
+#
+# In a seq2seq model the query is the decoder state (width d_dec) and the keys are the
+# encoder states (width d_enc). A plain dot product needs d_dec == d_enc; the bilinear
+# ("general") and additive scores learn a projection and work for any pair of widths.
+
+
+class DotScore(torch.nn.Module):
+    """``score(q, k) = q · k`` (optionally ``/ √d``); no parameters, so ``d_query`` must equal ``d_key``."""
+
+    def __init__(self, scale: bool = False) -> None:
+        super().__init__()
+        self.scale = scale
+
+    def forward(self, query: torch.Tensor, key: torch.Tensor) -> torch.Tensor:
+        """``(..., L_q, d)`` and ``(..., L_k, d)`` → ``(..., L_q, L_k)``; a width mismatch raises."""
+        return attention_scores(query, key, scale=self.scale)
+
+
+class BilinearScore(torch.nn.Module):
+    """Luong's "general" score ``score(q, k) = q W kᵀ`` with ``W`` of shape ``(d_query, d_key)``.
+
+    ``W`` maps a key into the query's space, so the two widths may differ. With
+    ``W = I`` (and equal widths) it is the plain dot product.
+    """
+
+    def __init__(self, d_query: int, d_key: int) -> None:
+        super().__init__()
+        _require_width("d_query", d_query)
+        _require_width("d_key", d_key)
+        self.d_query, self.d_key = d_query, d_key
+        self.key_to_query = torch.nn.Linear(d_key, d_query, bias=False)
+
+    def forward(self, query: torch.Tensor, key: torch.Tensor) -> torch.Tensor:
+        """``(..., L_q, d_query)`` and ``(..., L_k, d_key)`` → ``(..., L_q, L_k)``."""
+        _require_last_dim("query", query, self.d_query)
+        _require_last_dim("key", key, self.d_key)
+        return query @ self.key_to_query(key).transpose(-2, -1)
+
+
+class AdditiveScore(torch.nn.Module):
+    """Bahdanau's additive score ``score(q, k) = vᵀ tanh(W_q q + W_k k)``.
+
+    Both sides are projected to a common width ``d_hidden`` and compared by a one-layer
+    network instead of a dot product; the widths of query and key are free.
+    """
+
+    def __init__(self, d_query: int, d_key: int, d_hidden: int) -> None:
+        super().__init__()
+        for name, value in (("d_query", d_query), ("d_key", d_key), ("d_hidden", d_hidden)):
+            _require_width(name, value)
+        self.d_query, self.d_key = d_query, d_key
+        self.query_proj = torch.nn.Linear(d_query, d_hidden, bias=False)
+        self.key_proj = torch.nn.Linear(d_key, d_hidden, bias=True)
+        self.v = torch.nn.Linear(d_hidden, 1, bias=False)
+
+    def forward(self, query: torch.Tensor, key: torch.Tensor) -> torch.Tensor:
+        """``(..., L_q, d_query)`` and ``(..., L_k, d_key)`` → ``(..., L_q, L_k)``."""
+        _require_last_dim("query", query, self.d_query)
+        _require_last_dim("key", key, self.d_key)
+        # (..., L_q, 1, h) + (..., 1, L_k, h) -> (..., L_q, L_k, h): every query meets every key.
+        hidden = torch.tanh(self.query_proj(query).unsqueeze(-2) + self.key_proj(key).unsqueeze(-3))
+        return self.v(hidden).squeeze(-1)
+
+
+def make_scorer(kind: str, d_query: int, d_key: int, d_hidden: int | None = None) -> torch.nn.Module:
+    """Build a score module by name: ``"dot"``, ``"general"`` (bilinear) or ``"additive"``.
+
+    ``"dot"`` with ``d_query != d_key`` is rejected here, at construction, with the same
+    advice the dot product itself gives at run time.
+    """
+    if kind == "dot":
+        if d_query != d_key:
+            raise CourseInputError(
+                f"dot-product attention needs d_query == d_key, got d_query={d_query}, d_key={d_key}; "
+                "use kind='general' (bilinear) or kind='additive'"
+            )
+        return DotScore()
+    if kind == "general":
+        return BilinearScore(d_query, d_key)
+    if kind == "additive":
+        return AdditiveScore(d_query, d_key, d_hidden or d_query)
+    raise CourseInputError(f"`kind` must be 'dot', 'general' or 'additive', got {kind!r}")
+
+
+def attend(
+    scores: torch.Tensor, value: torch.Tensor, mask: torch.Tensor | None = None
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Turn scores into weights and mix the values: ``(masked_softmax(scores) @ value, weights)``.
+
+    Args:
+        scores: ``(..., L_q, L_k)`` from any score module.
+        value: ``(..., L_k, d_v)``.
+        mask: boolean, broadcastable to the scores; ``True`` = may attend.
+
+    Returns:
+        ``(context (..., L_q, d_v), weights (..., L_q, L_k))``.
+    """
+    _require_tensor("value", value)
+    if scores.shape[-1] != value.shape[-2]:
+        raise CourseInputError(
+            f"scores cover L_k={scores.shape[-1]} keys but `value` has {value.shape[-2]} positions"
+        )
+    weights = masked_softmax(scores, mask)
+    return weights @ value, weights
+
+
+def _require_width(name: str, value: object) -> None:
+    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+        raise CourseInputError(f"`{name}` must be a positive int, got {value!r}")
+
+
+def _require_last_dim(name: str, tensor: torch.Tensor, width: int) -> None:
+    _require_tensor(name, tensor)
+    if tensor.shape[-1] != width:
+        raise CourseInputError(
+            f"`{name}` must have width {width} in its last dimension, got shape {tuple(tensor.shape)}"
+        )

@@ -1,0 +1,203 @@
+"""Small generated tasks for training attention models in seconds on a CPU.
+
+- Chinese numerals → Arabic digits (``三百零五`` → ``305``): a transduction task for the
+  seq2seq lesson. Generated here by :func:`chinese_numeral`, never shipped as data.
+- Digit-string reversal: a per-position task for encoder stacks (each output position
+  must look up another input position, so attention and positions are both needed).
+
+:class:`CharVocab` turns such strings into padded id tensors.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from typing import Iterable, Sequence
+
+import torch
+
+from lessons_lib.errors import CourseInputError
+
+__all__ = [
+    "DIGITS",
+    "chinese_numeral",
+    "CharVocab",
+    "NumeralSplit",
+    "numeral_split",
+    "reversal_batch",
+]
+
+DIGITS = "零一二三四五六七八九"
+_SMALL_UNITS = ("", "十", "百", "千")  # within a group of four digits
+_LARGE_UNITS = ("", "万", "亿")  # one per group of four digits
+MAX_NUMERAL = 10**12 - 1
+
+
+def _group_reading(group: int) -> str:
+    """Reading of 0 < group < 10000 without leading-zero handling: 3050 → 三千零五十."""
+    out: list[str] = []
+    zero_pending = False
+    for power in (3, 2, 1, 0):
+        digit = group // 10**power % 10
+        if digit == 0:
+            zero_pending = bool(out)  # a zero only matters between two non-zero digits
+            continue
+        if zero_pending:
+            out.append("零")
+            zero_pending = False
+        out.append(DIGITS[digit] + _SMALL_UNITS[power])
+    return "".join(out)
+
+
+def chinese_numeral(n: int) -> str:
+    """The standard (mainland, written) Chinese reading of ``0 <= n < 10**12``.
+
+    Conventions: ``零`` once for any run of zeros between non-zero digits (``1005`` →
+    ``一千零五``), none at the end (``300`` → ``三百``); ``十`` without ``一`` at the very
+    start (``15`` → ``十五``) but ``一十`` inside (``115`` → ``一百一十五``); always ``二``,
+    never the colloquial ``两``.
+    """
+    if not isinstance(n, int) or isinstance(n, bool) or not 0 <= n <= MAX_NUMERAL:
+        raise CourseInputError(f"`n` must be an int in [0, {MAX_NUMERAL}], got {n!r}")
+    if n == 0:
+        return DIGITS[0]
+    groups = [n // 10 ** (4 * i) % 10**4 for i in range(3)]  # low to high
+    out: list[str] = []
+    need_zero = False
+    for index in (2, 1, 0):
+        group = groups[index]
+        if group == 0:
+            need_zero = bool(out)
+            continue
+        # A gap before this group (a zero group, or a group below 1000) reads 零.
+        if out and (need_zero or group < 1000):
+            out.append("零")
+        out.append(_group_reading(group) + _LARGE_UNITS[index])
+        need_zero = False
+    text = "".join(out)
+    if text.startswith("一十"):
+        text = text[1:]
+    return text
+
+
+class CharVocab:
+    """Characters ↔ ids with three special tokens: ``<pad>`` = 0, ``<bos>`` = 1, ``<eos>`` = 2.
+
+    Args:
+        chars: the ordinary characters, each once.
+    """
+
+    PAD, BOS, EOS = "<pad>", "<bos>", "<eos>"
+    pad_id, bos_id, eos_id = 0, 1, 2
+
+    def __init__(self, chars: Iterable[str]) -> None:
+        chars = list(chars)
+        if len(set(chars)) != len(chars) or any(len(c) != 1 for c in chars):
+            raise CourseInputError(f"`chars` must be distinct single characters, got {chars!r}")
+        self.itos = [self.PAD, self.BOS, self.EOS, *chars]
+        self.stoi = {token: index for index, token in enumerate(self.itos)}
+
+    def __len__(self) -> int:
+        return len(self.itos)
+
+    def encode(self, text: str, bos: bool = False, eos: bool = False) -> list[int]:
+        """Ids of the characters of ``text``, optionally wrapped in ``<bos>`` / ``<eos>``."""
+        unknown = [c for c in text if c not in self.stoi]
+        if unknown:
+            raise CourseInputError(f"characters {unknown!r} of {text!r} are not in the vocabulary")
+        ids = [self.stoi[c] for c in text]
+        return [self.bos_id] * bos + ids + [self.eos_id] * eos
+
+    def decode(self, ids: Sequence[int]) -> str:
+        """Characters of ``ids`` up to the first ``<eos>``; ``<pad>`` and ``<bos>`` are skipped."""
+        out = []
+        for i in (int(x) for x in ids):
+            if i == self.eos_id:
+                break
+            if i not in (self.pad_id, self.bos_id):
+                out.append(self.itos[i])
+        return "".join(out)
+
+    def batch(self, texts: Sequence[str], bos: bool = False, eos: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
+        """Padded ids ``(B, L)`` long and their lengths ``(B,)`` long."""
+        if not texts:
+            raise CourseInputError("`texts` is empty")
+        rows = [self.encode(t, bos, eos) for t in texts]
+        lengths = torch.tensor([len(r) for r in rows])
+        ids = torch.full((len(rows), int(lengths.max())), self.pad_id, dtype=torch.long)
+        for i, row in enumerate(rows):
+            ids[i, : len(row)] = torch.tensor(row, dtype=torch.long)
+        return ids, lengths
+
+
+@dataclass(frozen=True)
+class NumeralSplit:
+    """Train and held-out (numeral, digits) pairs; no number occurs in both."""
+
+    train: list[tuple[str, str]]
+    test: list[tuple[str, str]]
+    source_vocab: CharVocab
+    target_vocab: CharVocab
+
+
+def numeral_split(n_train: int, n_test: int, max_value: int = 99_999, seed: int = 0) -> NumeralSplit:
+    """Draw distinct numbers in ``[0, max_value]`` and split them into train and held-out sets.
+
+    Args:
+        n_train: training pairs.
+        n_test: held-out pairs (numbers never seen in training).
+        max_value: the largest number; at most ``10**12 - 1``.
+        seed: seed of the draw (a private ``random.Random``; global state is untouched).
+
+    Returns:
+        A :class:`NumeralSplit` with the vocabularies of both sides.
+    """
+    for name, value in (("n_train", n_train), ("n_test", n_test), ("max_value", max_value)):
+        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+            raise CourseInputError(f"`{name}` must be a positive int, got {value!r}")
+    if n_train + n_test > max_value + 1:
+        raise CourseInputError(
+            f"n_train + n_test = {n_train + n_test} distinct numbers do not fit in [0, {max_value}]"
+        )
+    if max_value > MAX_NUMERAL:
+        raise CourseInputError(f"`max_value` must be at most {MAX_NUMERAL}, got {max_value}")
+    numbers = random.Random(seed).sample(range(max_value + 1), n_train + n_test)
+    pairs = [(chinese_numeral(n), str(n)) for n in numbers]
+    source_chars = sorted({c for text, _ in pairs for c in text}, key=_numeral_char_order)
+    return NumeralSplit(
+        train=pairs[:n_train],
+        test=pairs[n_train:],
+        source_vocab=CharVocab(source_chars),
+        target_vocab=CharVocab("0123456789"),
+    )
+
+
+def _numeral_char_order(char: str) -> int:
+    order = DIGITS + "十百千万亿"
+    return order.index(char)
+
+
+def reversal_batch(
+    batch_size: int, min_len: int, max_len: int, n_symbols: int = 10, generator: torch.Generator | None = None
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Random symbol strings of random length and their reversals, padded.
+
+    Symbols are ids ``1 … n_symbols`` (0 is padding). Output position ``i`` of a string
+    of length ``n`` must copy input position ``n - 1 - i``: a lookup by position that
+    only attention plus positional information can do.
+
+    Returns:
+        ``(inputs (B, L) long, targets (B, L) long, key_mask (B, L) bool)`` with
+        ``L = max_len``; targets are 0 at padding.
+    """
+    if not 1 <= min_len <= max_len:
+        raise CourseInputError(f"need 1 <= min_len <= max_len, got min_len={min_len}, max_len={max_len}")
+    if batch_size < 1 or n_symbols < 2:
+        raise CourseInputError(f"need batch_size >= 1 and n_symbols >= 2, got {batch_size}, {n_symbols}")
+    lengths = torch.randint(min_len, max_len + 1, (batch_size,), generator=generator)
+    positions = torch.arange(max_len)
+    key_mask = positions[None, :] < lengths[:, None]
+    inputs = torch.randint(1, n_symbols + 1, (batch_size, max_len), generator=generator) * key_mask
+    source_index = (lengths[:, None] - 1 - positions[None, :]).clamp(min=0)
+    targets = torch.gather(inputs, 1, source_index) * key_mask
+    return inputs, targets, key_mask
