@@ -1,0 +1,79 @@
+"""Checkers for the encoder-block exercises (a Pre-LN block, the embedding sum)."""
+
+from __future__ import annotations
+
+import math
+from typing import Callable
+
+import torch
+from torch import nn
+
+from lessons_lib.exercises import KnownMistake, call_learner, compare_tensor, passed
+from lessons_lib.positional import sinusoidal_encoding
+
+_SEED = 2027
+_D = 8
+
+
+def _sublayers() -> tuple[nn.Module, nn.Module, nn.LayerNorm, nn.LayerNorm, torch.Tensor]:
+    torch.manual_seed(_SEED)
+    attention = nn.Linear(_D, _D)  # any function (B, L, D) -> (B, L, D) stands in for the sub-layer
+    ffn = nn.Sequential(nn.Linear(_D, 16), nn.ReLU(), nn.Linear(16, _D))
+    norm1, norm2 = nn.LayerNorm(_D), nn.LayerNorm(_D)
+    with torch.no_grad():  # non-trivial affine parameters, so that norm1 and norm2 differ
+        for norm in (norm1, norm2):
+            norm.weight.uniform_(0.5, 1.5)
+            norm.bias.uniform_(-0.5, 0.5)
+    x = torch.randn(2, 4, _D) * 3 + 1
+    return attention, ffn, norm1, norm2, x
+
+
+@torch.no_grad()
+def check_pre_ln_block(fn: Callable[..., torch.Tensor]) -> None:
+    """Exercise 05-1: ``fn(x, attention, ffn, norm1, norm2)`` → the Pre-LN block's output ``(B, L, D)``."""
+    exercise = "练习 05-1 Pre-LN 编码块"
+    attention, ffn, norm1, norm2, x = _sublayers()
+    got = call_learner(exercise, fn, x.clone(), attention, ffn, norm1, norm2)
+    h = x + attention(norm1(x))
+    expected = h + ffn(norm2(h))
+    post = norm1(x + attention(x))
+    post = norm2(post + ffn(post))
+    no_residual = attention(norm1(x))
+    no_residual = ffn(norm2(no_residual))
+    compare_tensor(
+        exercise, got, expected,
+        mistakes=[
+            KnownMistake(post, "这是 Post-LN 的顺序（先相加再归一化）。Pre-LN 是 x + f(LayerNorm(x))：先归一化再进子层，残差不经过归一化。"),
+            KnownMistake(no_residual, "你漏掉了残差连接 (residual)：每个子层的输出要加回它的输入 x。"),
+            KnownMistake(x + attention(norm1(x)) + ffn(norm2(x)),
+                         "FFN 的输入应当是注意力子层之后的结果 h，而不是原来的 x（两个子层是串联的，不是并联的）。"),
+        ],
+        what="编码块输出",
+    )
+    passed(exercise)
+
+
+@torch.no_grad()
+def check_embedding_sum(fn: Callable[..., torch.Tensor]) -> None:
+    """Exercise 05-2: ``fn(token_ids, segment_ids, token_table, segment_table, pe)`` → ``(B, L, D)`` sum before LayerNorm."""
+    exercise = "练习 05-2 三种嵌入相加"
+    g = torch.Generator().manual_seed(_SEED)
+    token_table = torch.randn(10, _D, generator=g) / math.sqrt(_D)
+    segment_table = torch.randn(2, _D, generator=g)
+    pe = sinusoidal_encoding(16, _D)
+    token_ids = torch.randint(1, 10, (2, 6), generator=g)
+    segment_ids = (torch.arange(6) >= 3).long().expand(2, 6).clone()
+    got = call_learner(exercise, fn, token_ids.clone(), segment_ids.clone(), token_table, segment_table, pe)
+    tokens, segments, positions = token_table[token_ids], segment_table[segment_ids], pe[:6]
+    expected = tokens * math.sqrt(_D) + positions + segments
+    compare_tensor(
+        exercise, got, expected,
+        mistakes=[
+            KnownMistake(tokens + positions + segments, "你忘了把词嵌入乘以 √D：词向量的范数约为 1，位置向量约为 √(D/2)，不乘就被位置编码淹没。"),
+            KnownMistake(tokens * math.sqrt(_D) + segments, "你漏掉了位置编码：没有它，自注意力对词序毫无感知。"),
+            KnownMistake(tokens * math.sqrt(_D) + positions, "你漏掉了段嵌入 (segment embedding)：两个句子就无法区分。"),
+            KnownMistake((tokens + positions + segments) * math.sqrt(_D), "√D 只乘词嵌入，不乘位置与段嵌入。"),
+        ],
+        what="嵌入之和",
+    )
+    passed(exercise)

@@ -1,0 +1,50 @@
+"""Checkers for the sinusoidal positional-encoding exercises (the table, the shift matrix)."""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import torch
+
+from lessons_lib.exercises import KnownMistake, call_learner, compare_tensor, passed
+from lessons_lib.positional import angular_frequencies, shift_matrix, sinusoidal_encoding
+
+
+def check_sinusoidal_table(fn: Callable[[int, int], torch.Tensor]) -> None:
+    """Exercise 04-1: ``fn(max_len, d_model)`` → the ``(max_len, d_model)`` table, sines in even columns."""
+    exercise = "练习 04-1 正弦位置编码表"
+    max_len, d_model = 20, 8
+    got = call_learner(exercise, fn, max_len, d_model)
+    expected = sinusoidal_encoding(max_len, d_model)
+    angles = torch.arange(max_len, dtype=torch.float64)[:, None] * angular_frequencies(d_model)[None, :]
+    swapped = torch.empty(max_len, d_model, dtype=torch.float64)
+    swapped[:, 0::2], swapped[:, 1::2] = torch.cos(angles), torch.sin(angles)
+    wrong_exponent = torch.arange(max_len, dtype=torch.float64)[:, None] * 10000 ** (
+        -torch.arange(0, d_model, 2, dtype=torch.float64) / (d_model // 2))[None, :]
+    halves = torch.cat([torch.sin(angles), torch.cos(angles)], dim=1)
+    compare_tensor(
+        exercise, got, expected, atol=1e-5,
+        mistakes=[
+            KnownMistake(swapped, "sin 与 cos 放反了：偶数维 (0, 2, 4, …) 是 sin，奇数维是 cos。"),
+            KnownMistake(halves, "你把所有 sin 放在前一半、所有 cos 放在后一半；本课程（与原论文一致）是交错排列：2i 放 sin，2i+1 放 cos。"),
+            KnownMistake(torch.stack([torch.sin(wrong_exponent), torch.cos(wrong_exponent)], -1).flatten(1),
+                         "频率的指数不对：ω_i = 10000^(-2i/D)，分母是 D（d_model），不是 D/2。"),
+        ],
+        what="位置编码表",
+    )
+    passed(exercise)
+
+
+def check_shift_matrix(fn: Callable[[int, int], torch.Tensor]) -> None:
+    """Exercise 04-2: ``fn(k, d_model)`` → ``M_k`` with ``PE[t + k] = M_k @ PE[t]``."""
+    exercise = "练习 04-2 平移矩阵 M_k"
+    offset, d_model = 3, 8
+    got = call_learner(exercise, fn, offset, d_model)
+    expected = shift_matrix(offset, d_model)
+    compare_tensor(
+        exercise, got, expected, atol=1e-5,
+        mistakes=[KnownMistake(expected.T, "你的矩阵是 M_k 的转置，也就是 M_{-k}：它把位置往回移了 k 步。"
+                                            "检查 2×2 块中 sin 的符号：sin 的新值 = sin·cos(kω) + cos·sin(kω)。")],
+        what="平移矩阵",
+    )
+    passed(exercise)

@@ -1,0 +1,77 @@
+"""Checkers for the encoder–decoder attention exercises (bilinear and additive scores).
+
+The learner gets raw weight matrices, not modules, so that the formula itself is what is
+written; the checkers compare with :mod:`lessons_lib.attention`'s score modules loaded
+with the same weights.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import torch
+
+from lessons_lib.attention import AdditiveScore, BilinearScore
+from lessons_lib.exercises import KnownMistake, call_learner, compare_tensor, passed
+
+_SEED = 2025
+_B, _S, _D_DEC, _D_ENC, _D_HID = 2, 5, 6, 4, 3
+
+
+def _query_and_keys() -> tuple[torch.Tensor, torch.Tensor, torch.Generator]:
+    g = torch.Generator().manual_seed(_SEED)
+    query = torch.randn(_B, _D_DEC, generator=g)
+    keys = torch.randn(_B, _S, _D_ENC, generator=g)
+    return query, keys, g
+
+
+def check_bilinear_scores(fn: Callable[..., torch.Tensor]) -> None:
+    """Exercise 02-1: ``fn(query (B, d_dec), keys (B, S, d_enc), W (d_dec, d_enc))`` → scores ``(B, S)``."""
+    exercise = "练习 02-1 双线性打分"
+    query, keys, g = _query_and_keys()
+    weight = torch.randn(_D_DEC, _D_ENC, generator=g)
+    got = call_learner(exercise, fn, query.clone(), keys.clone(), weight.clone())
+    score = BilinearScore(_D_DEC, _D_ENC)
+    with torch.no_grad():
+        score.key_to_query.weight.copy_(weight)
+        expected = score(query[:, None, :], keys)[:, 0]
+    compare_tensor(
+        exercise, got, expected,
+        mistakes=[
+            KnownMistake(torch.softmax(expected, dim=-1),
+                         "你返回的是 softmax 之后的权重 (weights)；这个函数只要打分 (scores)，归一化是下一步。"),
+            KnownMistake(expected / _D_ENC ** 0.5,
+                         "你除以了 √d：Luong 的 general 打分不做缩放（本练习要求不缩放）。"),
+        ],
+        what="分数 (scores)",
+    )
+    passed(exercise)
+
+
+def check_additive_scores(fn: Callable[..., torch.Tensor]) -> None:
+    """Exercise 02-2: ``fn(query, keys, W_q (h, d_dec), W_k (h, d_enc), v (h,))`` → ``vᵀ tanh(W_q q + W_k k)``, ``(B, S)``."""
+    exercise = "练习 02-2 加性打分"
+    query, keys, g = _query_and_keys()
+    w_q = torch.randn(_D_HID, _D_DEC, generator=g)
+    w_k = torch.randn(_D_HID, _D_ENC, generator=g)
+    v = torch.randn(_D_HID, generator=g)
+    got = call_learner(exercise, fn, query.clone(), keys.clone(), w_q.clone(), w_k.clone(), v.clone())
+    score = AdditiveScore(_D_DEC, _D_ENC, _D_HID)
+    with torch.no_grad():
+        score.query_proj.weight.copy_(w_q)
+        score.key_proj.weight.copy_(w_k)
+        score.key_proj.bias.zero_()
+        score.v.weight.copy_(v[None, :])
+        expected = score(query[:, None, :], keys)[:, 0]
+    inner = (query @ w_q.T)[:, None, :] + keys @ w_k.T  # (B, S, h)
+    compare_tensor(
+        exercise, got, expected,
+        mistakes=[
+            KnownMistake(inner @ v, "你漏掉了 tanh：没有非线性，加性打分就退化成 q 与 k 两个线性函数之和，"
+                                     "对同一个查询，各个键的排序与查询无关。"),
+            KnownMistake(torch.softmax(expected, dim=-1), "你返回的是 softmax 之后的权重；这里只要打分。"),
+            KnownMistake(torch.tanh(inner).sum(-1), "你把隐藏层直接求和了，忘了乘以向量 v（vᵀ tanh(...)）。"),
+        ],
+        what="分数 (scores)",
+    )
+    passed(exercise)

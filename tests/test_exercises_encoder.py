@@ -1,0 +1,52 @@
+"""Lesson-05 checkers: reference answers pass, plausible wrong ones are explained."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from lessons_lib.exercises import ExerciseCheckError
+from lessons_lib.exercises.encoder import check_embedding_sum, check_pre_ln_block
+
+
+def _pre_ln(x, attention, ffn, norm1, norm2):
+    h = x + attention(norm1(x))
+    return h + ffn(norm2(h))
+
+
+def _embed(token_ids, segment_ids, token_table, segment_table, pe):
+    return token_table[token_ids] * math.sqrt(token_table.shape[1]) + pe[: token_ids.shape[1]] + segment_table[segment_ids]
+
+
+def test_reference_answers_pass(capsys):
+    check_pre_ln_block(_pre_ln)
+    check_embedding_sum(_embed)
+    assert capsys.readouterr().out.count("✅") == 2
+
+
+def _post_ln(x, attention, ffn, norm1, norm2):
+    h = norm1(x + attention(x))
+    return norm2(h + ffn(h))
+
+
+@pytest.mark.parametrize("wrong, message", [
+    (_post_ln, "Post-LN"),
+    (lambda x, a, f, n1, n2: f(n2(a(n1(x)))), "残差"),
+    (lambda x, a, f, n1, n2: x + a(n1(x)) + f(n2(x)), "串联"),
+    (lambda x, a, f, n1, n2: x + a(n1(x)) + f(n1(x + a(n1(x)))), "数值"),  # norm1 reused: no known mistake
+])
+def test_pre_ln_mistakes(wrong, message):
+    with pytest.raises(ExerciseCheckError, match=message):
+        check_pre_ln_block(wrong)
+
+
+@pytest.mark.parametrize("wrong, message", [
+    (lambda t, s, T, S, pe: T[t] + pe[: t.shape[1]] + S[s], "√D"),
+    (lambda t, s, T, S, pe: T[t] * math.sqrt(T.shape[1]) + S[s], "位置编码"),
+    (lambda t, s, T, S, pe: T[t] * math.sqrt(T.shape[1]) + pe[: t.shape[1]], "段嵌入"),
+    (lambda t, s, T, S, pe: (T[t] + pe[: t.shape[1]] + S[s]) * math.sqrt(T.shape[1]), "只乘词嵌入"),
+])
+def test_embedding_mistakes(wrong, message):
+    with pytest.raises(ExerciseCheckError, match=message):
+        check_embedding_sum(wrong)

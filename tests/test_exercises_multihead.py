@@ -1,0 +1,36 @@
+"""Lesson-03 checkers: reference answers pass, plausible wrong ones are explained."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from lessons_lib.exercises import ExerciseCheckError
+from lessons_lib.exercises.multihead import check_key_padding_mask, check_split_heads
+from lessons_lib.multihead import split_heads
+
+
+def test_reference_answers_pass(capsys):
+    check_split_heads(split_heads)
+    check_key_padding_mask(lambda m: m == 0)
+    assert capsys.readouterr().out.count("✅") == 2
+
+
+@pytest.mark.parametrize("wrong, message", [
+    (lambda x, h: x.reshape(x.shape[0], h, x.shape[1], -1), "transpose"),
+    (lambda x, h: x.reshape(x.shape[0], x.shape[1], -1, h).permute(0, 3, 1, 2), "间隔为 H"),
+    (lambda x, h: x.reshape(x.shape[0], x.shape[1], h, -1), "形状"),
+])
+def test_split_heads_mistakes(wrong, message):
+    with pytest.raises(ExerciseCheckError, match=message):
+        check_split_heads(wrong)
+
+
+@pytest.mark.parametrize("wrong, message", [
+    (lambda m: m == 1, "方向反了"),
+    (lambda m: 1 - m, "torch.bool"),
+    (lambda m: (m == 0).float(), "偏置"),
+])
+def test_key_padding_mask_mistakes(wrong, message):
+    with pytest.raises(ExerciseCheckError, match=message):
+        check_key_padding_mask(wrong)

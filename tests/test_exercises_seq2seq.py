@@ -1,0 +1,52 @@
+"""Lesson-02 checkers: reference answers pass, plausible wrong ones are explained."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from lessons_lib.exercises import ExerciseCheckError
+from lessons_lib.exercises.seq2seq import check_additive_scores, check_bilinear_scores
+
+
+def _bilinear(q, keys, w):
+    return torch.einsum("bd,de,bse->bs", q, w, keys)
+
+
+def _additive(q, keys, w_q, w_k, v):
+    return torch.tanh((q @ w_q.T)[:, None, :] + keys @ w_k.T) @ v
+
+
+def test_reference_answers_pass(capsys):
+    check_bilinear_scores(_bilinear)
+    check_additive_scores(_additive)
+    assert capsys.readouterr().out.count("✅") == 2
+
+
+@pytest.mark.parametrize("wrong, message", [
+    (lambda q, k, w: torch.softmax(_bilinear(q, k, w), -1), "softmax 之后的权重"),
+    (lambda q, k, w: _bilinear(q, k, w) / 2.0, "除以了 √d"),
+    (lambda q, k, w: torch.einsum("bd,ed,bse->bs", q, w, k), "RuntimeError"),  # W used transposed
+    (lambda q, k, w: _bilinear(q, k, w)[:, :, None], "形状"),
+])
+def test_bilinear_mistakes(wrong, message):
+    with pytest.raises(ExerciseCheckError, match=message):
+        check_bilinear_scores(wrong)
+
+
+@pytest.mark.parametrize("wrong, message", [
+    (lambda q, k, wq, wk, v: ((q @ wq.T)[:, None, :] + k @ wk.T) @ v, "tanh"),
+    (lambda q, k, wq, wk, v: torch.softmax(_additive(q, k, wq, wk, v), -1), "softmax"),
+    (lambda q, k, wq, wk, v: torch.tanh((q @ wq.T)[:, None, :] + k @ wk.T).sum(-1), "向量 v"),
+])
+def test_additive_mistakes(wrong, message):
+    with pytest.raises(ExerciseCheckError, match=message):
+        check_additive_scores(wrong)
+
+
+def test_not_implemented_passes_through():
+    def todo(*args):
+        raise NotImplementedError()
+
+    with pytest.raises(NotImplementedError):
+        check_bilinear_scores(todo)
