@@ -1,0 +1,84 @@
+"""The lesson-06 checkers accept the reference answers and explain plausible wrong ones."""
+
+from __future__ import annotations
+
+import pytest
+
+from lessons_lib.exercises import ExerciseCheckError
+from lessons_lib.exercises.pairs import check_f1, check_segment_ids, check_truncation
+from lessons_lib.pairs import truncate_pair
+
+
+def reference_f1(predictions, labels):
+    tp = sum(p == y == 1 for p, y in zip(predictions, labels))
+    fp = sum(p == 1 and y == 0 for p, y in zip(predictions, labels))
+    fn = sum(p == 0 and y == 1 for p, y in zip(predictions, labels))
+    return 2 * tp / (2 * tp + fp + fn)
+
+
+def test_reference_answers_pass(capsys):
+    check_segment_ids(lambda a, b: [0] * (a + 2) + [1] * (b + 1))
+    check_truncation(truncate_pair)
+    check_f1(reference_f1)
+    assert capsys.readouterr().out.count("✅") == 3
+
+
+@pytest.mark.parametrize(
+    "wrong, message",
+    [
+        (lambda a, b: [0] * (a + 1) + [1] * (b + 2), "第一个 \\[SEP\\]"),
+        (lambda a, b: [0] * (a + 2) + [1] * b + [0], "最后一个 \\[SEP\\]"),
+        (lambda a, b: [0] * (a + 1) + [1] * (b + 1), "len_a \\+ len_b \\+ 3"),
+        (lambda a, b: None, "没有返回值"),
+    ],
+)
+def test_segment_id_mistakes(wrong, message):
+    with pytest.raises(ExerciseCheckError, match=message):
+        check_segment_ids(wrong)
+
+
+def cut_tail(a, b, n):
+    joined = (a + b)[:n]
+    return joined[: len(a)], joined[len(a):]
+
+
+def cut_front(a, b, n):
+    a, b = list(a), list(b)
+    while len(a) + len(b) > n:
+        (a if len(a) >= len(b) else b).pop(0)
+    return a, b
+
+
+@pytest.mark.parametrize(
+    "wrong, message",
+    [
+        (cut_tail, "拼接后序列的末尾"),
+        (cut_front, "从句子的末尾删字"),
+        (lambda a, b, n: (a, b), "超过了 max_tokens"),
+        (lambda a, b, n: a, "两个列表"),
+    ],
+)
+def test_truncation_mistakes(wrong, message):
+    with pytest.raises(ExerciseCheckError, match=message):
+        check_truncation(wrong)
+
+
+@pytest.mark.parametrize(
+    "wrong, message",
+    [
+        (lambda p, y: sum(a == b for a, b in zip(p, y)) / len(y), "准确率"),
+        (lambda p, y: reference_f1([1 - v for v in p], [1 - v for v in y]), "标签 0 的 F1"),
+        (lambda p, y: sum(a == b == 1 for a, b in zip(p, y)) / sum(p), "精确率"),
+        (lambda p, y: sum(a == b == 1 for a, b in zip(p, y)) / sum(y), "召回率"),
+        (lambda p, y: "0.5x", "应当返回一个数"),
+    ],
+)
+def test_f1_mistakes(wrong, message):
+    with pytest.raises(ExerciseCheckError, match=message):
+        check_f1(wrong)
+
+
+def test_messages_do_not_leak_expected_values():
+    with pytest.raises(ExerciseCheckError) as info:
+        check_segment_ids(lambda a, b: [1] * (a + b + 3))
+    assert "[0, 0" not in str(info.value)

@@ -1,0 +1,151 @@
+"""The LCQMC reader, the data-directory resolution and the shipped sample."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from lessons_lib.errors import CourseInputError
+from lessons_lib.lcqmc import find_split_file, load_lcqmc, read_lcqmc_file, resolve_data_dir
+from lessons_lib.paths import LCQMC_ENV_VAR, LCQMC_SAMPLE_DIR
+from lessons_lib.sample_builder import build_sample, char_overlap, read_question_groups
+
+
+def write(tmp_path: Path, content: bytes, name: str = "train.tsv") -> Path:
+    path = tmp_path / name
+    path.write_bytes(content)
+    return path
+
+
+def test_reads_header_bom_and_crlf(tmp_path: Path) -> None:
+    content = "\ufefftext_a\ttext_b\tlabel\r\n什么花一年四季都开\t哪种花全年都开\t1\r\n什么花\t什么花生\t0\r\n".encode()
+    split = read_lcqmc_file(write(tmp_path, content))
+    assert split.had_header
+    assert [(e.text_a, e.text_b, e.label, e.line) for e in split.examples] == [
+        ("什么花一年四季都开", "哪种花全年都开", 1, 2),
+        ("什么花", "什么花生", 0, 3),
+    ]
+
+
+def test_reads_file_without_header_or_final_newline(tmp_path: Path) -> None:
+    split = read_lcqmc_file(write(tmp_path, "甲\t乙\t0\n丙\t丁\t1".encode()))
+    assert not split.had_header
+    assert [e.label for e in split.examples] == [0, 1]
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ("只有一列\t1", "3 tab-separated columns"),
+        ("a\tb\tc\td", "found 4"),
+        ("问题一\t问题二\t2", "label must be 0 or 1"),
+        ("问题一\t问题二\tyes", "label must be 0 or 1"),
+        ("\t问题二\t1", "empty first sentence"),
+        ("问题一\t  \t0", "empty second sentence"),
+        ("", "empty line"),
+    ],
+)
+def test_bad_line_names_file_and_line(tmp_path: Path, line: str, message: str) -> None:
+    path = write(tmp_path, f"好\t坏\t1\n{line}\n对\t错\t0\n".encode())
+    with pytest.raises(CourseInputError, match=message) as info:
+        read_lcqmc_file(path)
+    assert str(path) in str(info.value) and "line 2" in str(info.value)
+
+
+def test_invalid_utf8_names_line(tmp_path: Path) -> None:
+    path = write(tmp_path, "好\t坏\t1\n".encode() + b"\xff\xfe\t\xe5\t1\n")
+    with pytest.raises(CourseInputError, match="line 2: not valid UTF-8"):
+        read_lcqmc_file(path)
+
+
+def test_lenient_mode_counts_and_lists_skipped_lines(tmp_path: Path) -> None:
+    path = write(tmp_path, "好\t坏\t1\n坏行\n对\t错\t3\n对\t错\t0\n".encode())
+    split = read_lcqmc_file(path, lenient=True, name="train")
+    assert len(split) == 2
+    assert [(s.line, s.text) for s in split.skipped] == [(2, "坏行"), (3, "对\t错\t3")]
+    assert "skipped lines: 2 (lines 2, 3)" in split.summary()
+
+
+def test_duplicates_and_conflicting_labels_are_counted_not_dropped(tmp_path: Path) -> None:
+    content = "甲\t乙\t1\n甲\t乙\t1\n乙\t甲\t0\n丙\t丁\t0\n".encode()
+    split = read_lcqmc_file(write(tmp_path, content), name="train")
+    assert len(split) == 4
+    assert split.duplicate_count() == 1
+    assert split.conflicting_pairs() == [("乙", "甲")]
+    assert "exact duplicates: 1, pairs with both labels: 1" in split.summary()
+
+
+def test_missing_file_and_split(tmp_path: Path) -> None:
+    with pytest.raises(CourseInputError, match="not found"):
+        read_lcqmc_file(tmp_path / "nope.tsv")
+    with pytest.raises(CourseInputError, match="no dev file"):
+        find_split_file(tmp_path, "dev")
+    with pytest.raises(CourseInputError, match="`split` must be one of"):
+        find_split_file(tmp_path, "valid")
+
+
+def test_finds_original_txt_names(tmp_path: Path) -> None:
+    for split in ("train", "dev", "test"):
+        write(tmp_path, "甲\t乙\t1\n".encode(), f"{split}.txt")
+    data = load_lcqmc(tmp_path)
+    assert data.source.origin == "argument" and len(data.test) == 1
+
+
+def test_resolution_order(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(LCQMC_ENV_VAR, raising=False)
+    assert resolve_data_dir().origin == "sample"
+    assert resolve_data_dir().path == LCQMC_SAMPLE_DIR
+    monkeypatch.setenv(LCQMC_ENV_VAR, str(tmp_path))
+    assert resolve_data_dir().origin == "environment"
+    assert resolve_data_dir(tmp_path).origin == "argument"
+    monkeypatch.setenv(LCQMC_ENV_VAR, str(tmp_path / "missing"))
+    with pytest.raises(CourseInputError, match=LCQMC_ENV_VAR):
+        resolve_data_dir()
+    with pytest.raises(CourseInputError, match="data_dir"):
+        resolve_data_dir(tmp_path / "missing")
+
+
+def test_shipped_sample_meets_its_promises(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(LCQMC_ENV_VAR, raising=False)
+    data = load_lcqmc()
+    assert data.source.is_sample and "样例" in data.source.describe()
+    groups = read_question_groups()
+    assert len(groups) >= 300
+    assert sum(len(g.questions) for g in groups) >= 1000
+    splits = (data.train, data.dev, data.test)
+    total = sum(len(s) for s in splits)
+    positives = sum(s.label_counts()[1] for s in splits)
+    assert total >= 4000
+    assert 0.45 <= positives / total <= 0.55
+    # no group in more than one split
+    group_of = {q: g.index for g in groups for q in g.questions}
+    seen = [{group_of[q] for e in s.examples for q in (e.text_a, e.text_b)} for s in splits]
+    assert not (seen[0] & seen[1]) and not (seen[0] & seen[2]) and not (seen[1] & seen[2])
+    # every pair is consistent with the groups: label 1 exactly when same group
+    for split in splits:
+        assert all((group_of[e.text_a] == group_of[e.text_b]) == bool(e.label) for e in split.examples)
+        assert split.duplicate_count() == 0 and not split.conflicting_pairs()
+    # hard negatives and low-overlap positives exist
+    negatives = [e for s in splits for e in s.examples if e.label == 0]
+    positives_ = [e for s in splits for e in s.examples if e.label == 1]
+    assert sum(char_overlap(e.text_a, e.text_b) >= 0.5 for e in negatives) >= 100
+    assert sum(char_overlap(e.text_a, e.text_b) <= 0.2 for e in positives_) >= 300
+
+
+def test_build_is_deterministic_and_matches_shipped_files(tmp_path: Path) -> None:
+    build_sample(out_dir=tmp_path)
+    for split in ("train", "dev", "test"):
+        assert (tmp_path / f"{split}.tsv").read_bytes() == (LCQMC_SAMPLE_DIR / f"{split}.tsv").read_bytes()
+
+
+def test_source_errors(tmp_path: Path) -> None:
+    path = write(tmp_path, "## 话题\n问题一\n问题二\n\n问题三\n\n".encode(), "groups.txt")
+    with pytest.raises(CourseInputError, match="line 5: a group needs at least 2"):
+        read_question_groups(path)
+    path = write(tmp_path, "## 话题\n问题一\n问题二\n\n问题一\n问题四\n".encode(), "groups.txt")
+    with pytest.raises(CourseInputError, match="line 5: question '问题一' already on line 2"):
+        read_question_groups(path)
+    path = write(tmp_path, "问题一\n".encode(), "groups.txt")
+    with pytest.raises(CourseInputError, match="before the first"):
+        read_question_groups(path)

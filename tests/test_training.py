@@ -1,0 +1,139 @@
+"""Optimiser groups, schedule, the training loop's checkpoints and resume, metrics, McNemar."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+import torch
+from torch import nn
+
+from lessons_lib.errors import CourseInputError
+from lessons_lib.lcqmc import PairExample
+from lessons_lib.pair_classifier import PairClassifier, PairClassifierConfig
+from lessons_lib.presets import PRESETS, TrainConfig
+from lessons_lib.training import (
+    _metrics,
+    build_optimizer,
+    build_scheduler,
+    load_checkpoint,
+    mcnemar_exact,
+    parameter_groups,
+    train_pair_classifier,
+)
+from lessons_lib.vocab import Vocabulary
+
+QUESTIONS = ["花生几月种", "什么花四季开", "电脑怎么录像", "如何录视频", "手机怎么截图", "怎样截屏"]
+TRAIN = [PairExample(a, b, int(i // 2 == j // 2)) for i, a in enumerate(QUESTIONS) for j, b in enumerate(QUESTIONS) if i != j]
+DEV = TRAIN[:8]
+VOCAB = Vocabulary.build(q for q in QUESTIONS)
+CONFIG = TrainConfig(epochs=3, batch_size=8, lr=1e-3, warmup_ratio=0.2, schedule="linear", swap_probability=0.5, seed=3)
+
+
+def tiny_model() -> PairClassifier:
+    torch.manual_seed(1)
+    return PairClassifier(PairClassifierConfig(vocab_size=len(VOCAB), d_model=16, n_heads=2, d_ff=32, match_flags=True))
+
+
+def test_parameter_groups_exclude_biases_and_norm_weights() -> None:
+    model = tiny_model()
+    decay, no_decay = parameter_groups(model, 0.01)
+    names = {id(p): n for n, p in model.named_parameters()}
+    decay_names = {names[id(p)] for p in decay["params"]}
+    no_decay_names = {names[id(p)] for p in no_decay["params"]}
+    assert decay["weight_decay"] == 0.01 and no_decay["weight_decay"] == 0.0
+    assert decay_names.isdisjoint(no_decay_names)
+    assert decay_names | no_decay_names == set(names.values())
+    assert all(n.endswith("bias") or "norm" in n for n in no_decay_names)
+    assert "encoder.embeddings.norm.weight" in no_decay_names
+    assert "encoder.blocks.0.norm1.weight" in no_decay_names
+    assert "encoder.embeddings.token.weight" in decay_names and "classifier.weight" in decay_names
+    assert not any(n.endswith("bias") for n in decay_names)
+    optimizer = build_optimizer(model, CONFIG)
+    assert isinstance(optimizer, torch.optim.AdamW) and len(optimizer.param_groups) == 2
+
+
+def test_schedule_warms_up_then_decays() -> None:
+    optimizer = torch.optim.AdamW([nn.Parameter(torch.zeros(1))], lr=1.0)
+    scheduler = build_scheduler(optimizer, replace(CONFIG, warmup_ratio=0.2), total_steps=10)
+    lrs = []
+    for _ in range(10):
+        lrs.append(optimizer.param_groups[0]["lr"])
+        optimizer.step()
+        scheduler.step()
+    assert lrs[:3] == pytest.approx([0.5, 1.0, 1.0])
+    assert lrs[2] > lrs[5] > lrs[9] > 0
+    constant = build_scheduler(torch.optim.AdamW([nn.Parameter(torch.zeros(1))], lr=1.0),
+                               replace(CONFIG, warmup_ratio=0.0, schedule="constant"), 10)
+    assert constant.get_last_lr() == [1.0]
+
+
+def test_resume_gives_the_same_result_as_an_uninterrupted_run(tmp_path: Path) -> None:
+    straight = tiny_model()
+    full = train_pair_classifier(straight, TRAIN, DEV, VOCAB, CONFIG, test_examples=DEV, out_dir=tmp_path / "a",
+                                 progress=False, log=None)
+    interrupted = tiny_model()
+    train_pair_classifier(interrupted, TRAIN, DEV, VOCAB, CONFIG, out_dir=tmp_path / "b", test_examples=DEV,
+                          progress=False, stop_after_epoch=1, log=None)
+    resumed_model = tiny_model()  # a fresh process: new model, state comes from the checkpoint
+    resumed = train_pair_classifier(resumed_model, TRAIN, DEV, VOCAB, CONFIG, test_examples=DEV,
+                                    out_dir=tmp_path / "b", progress=False, log=None)
+    assert resumed.resumed_from_epoch == 1
+    assert [h.epoch for h in resumed.history] == [1, 2, 3]
+    for (name, a), b in zip(straight.state_dict().items(), resumed_model.state_dict().values()):
+        assert torch.equal(a, b), name
+    assert [h.train_loss for h in full.history] == [h.train_loss for h in resumed.history]
+    assert full.dev.predictions == resumed.dev.predictions
+    assert (tmp_path / "b" / "metrics.json").is_file() and (tmp_path / "b" / "vocab.json").is_file()
+
+
+def test_resume_refuses_other_options_or_vocabulary(tmp_path: Path) -> None:
+    train_pair_classifier(tiny_model(), TRAIN, DEV, VOCAB, replace(CONFIG, epochs=1), out_dir=tmp_path,
+                          progress=False, log=None)
+    with pytest.raises(CourseInputError, match="other training options"):
+        train_pair_classifier(tiny_model(), TRAIN, DEV, VOCAB, replace(CONFIG, epochs=1, lr=0.5), out_dir=tmp_path,
+                              progress=False, log=None)
+    other_vocab = Vocabulary.build(["别的字"])
+    with pytest.raises(CourseInputError, match="vocabulary mismatch"):
+        load_checkpoint(tmp_path / "checkpoint.pt", other_vocab)
+
+
+def test_training_learns_the_toy_task() -> None:
+    result = train_pair_classifier(tiny_model(), TRAIN, TRAIN, VOCAB, replace(CONFIG, epochs=10), progress=False, log=None)
+    assert result.history[-1].train_loss < result.history[0].train_loss
+    assert result.dev.accuracy > 0.8
+
+
+def test_metrics_accuracy_f1_confusion() -> None:
+    logits = torch.tensor([[2.0, 0.0], [0.0, 1.0], [0.0, 1.0], [1.0, 0.0], [0.0, 3.0]])
+    labels = torch.tensor([0, 1, 0, 1, 1])
+    result = _metrics(logits, labels)  # predictions 0 1 1 0 1
+    assert result.confusion == [[1, 1], [1, 2]]
+    assert result.accuracy == pytest.approx(3 / 5)
+    assert result.f1 == pytest.approx(2 * 2 / (2 * 2 + 1 + 1))
+
+
+def test_mcnemar_exact() -> None:
+    labels = [1] * 20
+    a = [1] * 20
+    b = [1] * 10 + [0] * 10  # A wins 10 discordant pairs, B none
+    result = mcnemar_exact(a, b, labels)
+    assert (result.only_a, result.only_b) == (10, 0)
+    assert result.p_value == pytest.approx(2 * 0.5**10)
+    assert mcnemar_exact(a, a, labels).p_value == 1.0
+    balanced = mcnemar_exact([1, 0, 1, 0], [0, 1, 0, 1], [1, 1, 0, 0])
+    assert (balanced.only_a, balanced.only_b) == (2, 2) and balanced.p_value == 1.0
+    with pytest.raises(CourseInputError, match="one entry per pair"):
+        mcnemar_exact([1], [1, 0], [1])
+
+
+def test_config_validation_and_presets() -> None:
+    with pytest.raises(CourseInputError, match="schedule"):
+        TrainConfig(schedule="cosine")
+    with pytest.raises(CourseInputError, match="lr"):
+        TrainConfig(lr=0)
+    textbook = PRESETS["textbook"]
+    assert (textbook.model["n_layers"], textbook.model["n_heads"], textbook.model["norm_first"]) == (1, 4, False)
+    assert (textbook.train.lr, textbook.train.epochs, textbook.train.batch_size, textbook.train.clip_norm) == (5e-5, 3, 32, 1.0)
+    assert TrainConfig.from_dict(textbook.train.to_dict()) == textbook.train
