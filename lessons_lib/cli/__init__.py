@@ -17,6 +17,7 @@ COMMAND_MODULES = (
     "lessons_lib.cli.lcqmc_commands",
     "lessons_lib.cli.syntax_commands",
     "lessons_lib.cli.assignment_commands",
+    "lessons_lib.cli.experiment_commands",
 )
 
 

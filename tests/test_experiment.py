@@ -1,0 +1,265 @@
+"""The syntax-bias experiment: the biased classifier, bucket extras, parser noise, the runner and its command."""
+
+from __future__ import annotations
+
+import json
+import random
+
+import pytest
+import torch
+
+from lessons_lib import paths
+from lessons_lib.errors import CourseInputError
+from lessons_lib.experiment import (
+    BUCKETS_KEY,
+    ExperimentConfig,
+    bucket_extras,
+    build_model,
+    check_parse_alignment,
+    noisy_parses,
+    perturb_heads,
+    run_experiment,
+    subsample,
+)
+from lessons_lib.lcqmc import PairExample, load_lcqmc
+from lessons_lib.pairs import make_batches
+from lessons_lib.syntax.pair_buckets import DEFAULT_SCHEME, batch_pair_distance_buckets
+from lessons_lib.syntax.parser import Parse
+from lessons_lib.syntax.trees import validate_heads
+from lessons_lib.vocab import Vocabulary
+
+TINY_MODEL = {"d_model": 16, "d_ff": 32, "n_heads": 2, "n_layers": 2}
+TINY_TRAIN = {"epochs": 1, "batch_size": 8, "lr": 1e-3, "max_len": 32}
+
+SENTENCES = [
+    "怎么学习英语", "如何学好英语", "英语怎么学", "怎么做红烧肉", "红烧肉的做法", "红烧肉怎么做才好吃",
+    "手机没电了怎么办", "手机电池不耐用", "哪里可以买到便宜的机票", "便宜机票去哪买", "今天天气怎么样", "明天会下雨吗",
+]
+
+
+def _chain_parse(text: str) -> Parse:
+    """A hand-made parse: two-character words, each headed by the next, the last one the root."""
+    chars = [c for c in text if not c.isspace()]
+    words = tuple("".join(chars[i : i + 2]) for i in range(0, len(chars), 2))
+    heads = tuple(list(range(1, len(words))) + [-1])
+    return Parse(text, words, heads, tuple("dep" for _ in words))
+
+
+def _examples() -> list[PairExample]:
+    out = []
+    for i, a in enumerate(SENTENCES):
+        for j, b in enumerate(SENTENCES):
+            if i < j and (j - i) % 3 != 2:
+                out.append(PairExample(a, b, int(i // 3 == j // 3), len(out) + 1))
+    return out
+
+
+@pytest.fixture()
+def data_dir(tmp_path):
+    examples = _examples()
+    rng = random.Random(0)
+    rng.shuffle(examples)
+    folder = tmp_path / "lcqmc"
+    folder.mkdir()
+    for name, part in (("train", examples[:30]), ("dev", examples[30:38]), ("test", examples[38:])):
+        (folder / f"{name}.txt").write_text("".join(f"{e.text_a}\t{e.text_b}\t{e.label}\n" for e in part), encoding="utf-8")
+    return folder
+
+
+def _config(**overrides) -> ExperimentConfig:
+    values = dict(variants=["none", "learned", "fixed_decay", "hard_mask"], seeds=[0, 1], model=dict(TINY_MODEL),
+                  train=dict(TINY_TRAIN))
+    values.update(overrides)
+    return ExperimentConfig(**values)
+
+
+# --- parser noise -------------------------------------------------------------------------------
+
+
+def test_perturb_heads_keeps_a_tree_and_its_root():
+    rng = random.Random(3)
+    for n in range(1, 12):
+        for _ in range(20):
+            heads = [-1] + [rng.randrange(i) for i in range(1, n)]  # random tree, root 0
+            for p in (0.0, 0.3, 1.0):
+                noisy = perturb_heads(heads, p, random.Random(n))
+                validate_heads(noisy)
+                assert noisy.index(-1) == 0
+                if p == 0.0:
+                    assert noisy == heads
+
+
+def test_perturb_heads_with_probability_one_moves_every_movable_word():
+    heads = [1, -1, 1, 2, 3]  # a chain below the root, plus word 0
+    noisy = perturb_heads(heads, 1.0, random.Random(0))
+    moved = [i for i, (a, b) in enumerate(zip(heads, noisy)) if a != b]
+    # Word 0 can go to 2, 3 or 4; word 2 to 0 (not its head 1, not its descendants 3, 4) ...
+    assert 0 in moved and len(moved) >= 2
+
+
+def test_noisy_parses_is_deterministic_and_counts_the_share():
+    parses = {t: _chain_parse(t) for t in SENTENCES}
+    first, share = noisy_parses(parses, 0.5, seed=1)
+    again, share_again = noisy_parses(parses, 0.5, seed=1)
+    assert first == again and share == share_again and 0 < share < 1
+    clean, zero = noisy_parses(parses, 0.0)
+    assert clean == parses and zero == 0.0
+    with pytest.raises(CourseInputError, match="parser noise"):
+        noisy_parses(parses, 1.5)
+
+
+def test_subsample_keeps_order_and_size():
+    examples = _examples()
+    part = subsample(examples, 0.25, seed=0)
+    assert len(part) == round(0.25 * len(examples))
+    assert [examples.index(e) for e in part] == sorted(examples.index(e) for e in part)
+    assert part == subsample(examples, 0.25, seed=0) != subsample(examples, 0.25, seed=1)
+    assert subsample(examples, 1.0) == examples
+    with pytest.raises(CourseInputError, match="train_fraction"):
+        subsample(examples, 0.0)
+
+
+# --- the biased classifier and its batches --------------------------------------------------------
+
+
+def _batch(examples, parses=None, max_len=32):
+    vocab = Vocabulary.build(t for e in examples for t in (e.text_a, e.text_b))
+    parses = parses or {t: _chain_parse(t) for t in SENTENCES}
+    extras = bucket_extras(parses, DEFAULT_SCHEME, max_len)
+    return vocab, next(make_batches(examples, vocab, len(examples), max_len=max_len, extras_fn=extras))
+
+
+def test_bucket_extras_equal_the_direct_computation_and_survive_repadding():
+    examples = _examples()[:6]
+    parses = {t: _chain_parse(t) for t in SENTENCES}
+    _, batch = _batch(examples)
+    direct = batch_pair_distance_buckets(
+        [(parses[e.text_a].words, parses[e.text_a].heads, parses[e.text_b].words, parses[e.text_b].heads) for e in examples],
+        max_len=32, pad_to=batch.token_ids.shape[1])
+    assert torch.equal(batch.extras[BUCKETS_KEY], direct)
+    # The memo serves a later batch with another padding length.
+    extras = bucket_extras(parses, DEFAULT_SCHEME, 32)
+    vocab, _ = _batch(examples)
+    long_batch = next(make_batches(examples, vocab, 6, max_len=32, extras_fn=extras))
+    short_batch = next(make_batches(examples[:1], vocab, 1, max_len=32, extras_fn=extras))
+    n = short_batch.token_ids.shape[1]
+    assert torch.equal(short_batch.extras[BUCKETS_KEY][0], long_batch.extras[BUCKETS_KEY][0, :n, :n])
+
+
+def test_truncated_pairs_get_matching_buckets():
+    long_text = "怎么学习英语" * 6
+    examples = [PairExample(long_text, "英语怎么学", 1, 1)]
+    parses = {long_text: _chain_parse(long_text), "英语怎么学": _chain_parse("英语怎么学")}
+    _, batch = _batch(examples, parses, max_len=16)
+    assert batch.token_ids.shape == (1, 16)
+    assert torch.equal(batch.extras[BUCKETS_KEY][0] >= 0, torch.ones(16, 16, dtype=torch.bool))
+
+
+def test_variants_start_equal_to_the_baseline():
+    examples = _examples()[:8]
+    vocab, batch = _batch(examples)
+    config = _config()
+    torch.manual_seed(0)
+    outputs = {}
+    for variant in ("none", "learned"):
+        model = build_model(config, variant, len(vocab), seed=0).eval()
+        with torch.no_grad():
+            outputs[variant] = model(batch)
+    assert torch.equal(outputs["none"], outputs["learned"])
+
+
+def test_one_block_cannot_use_the_bias_and_is_refused():
+    examples = _examples()[:8]
+    vocab, batch = _batch(examples)
+    # The reason, measured: one block, a non-zero table, and the [CLS] logits do not move.
+    config = _config(model={**TINY_MODEL, "n_layers": 1}, variants=["none"])
+    base = build_model(config, "none", len(vocab), 0).eval()
+    config.variants = ["learned"]
+    biased = build_model(config, "learned", len(vocab), 0).eval()
+    with torch.no_grad():
+        biased.syntax_bias.table.normal_()
+        assert torch.allclose(base(batch), biased(batch), atol=1e-6)
+    with pytest.raises(CourseInputError, match="at least 2 encoder blocks"):
+        _config(model={**TINY_MODEL, "n_layers": 1})
+
+
+def test_biased_model_needs_aligned_buckets():
+    examples = _examples()[:4]
+    vocab, batch = _batch(examples)
+    model = build_model(_config(), "learned", len(vocab), 0)
+    missing = type(batch)(batch.token_ids, batch.segment_ids, batch.key_mask, batch.labels, {}, batch.pairs)
+    with pytest.raises(CourseInputError, match="extras"):
+        model(missing)
+    shifted = batch.extras[BUCKETS_KEY].roll(1, dims=1)
+    wrong = type(batch)(batch.token_ids, batch.segment_ids, batch.key_mask, batch.labels, {BUCKETS_KEY: shifted})
+    with pytest.raises(CourseInputError, match="line up"):
+        model(wrong)
+
+
+def test_parse_alignment_is_checked():
+    check_parse_alignment("怎么 学", Parse("怎么 学", ("怎么", "学"), (1, -1), ("advmod", "root")))
+    with pytest.raises(CourseInputError, match="do not spell"):
+        check_parse_alignment("怎么学", Parse("怎么学", ("怎么",), (-1,), ("root",)))
+
+
+@pytest.mark.parametrize(
+    "overrides, message",
+    [
+        (dict(variants=["soft"]), "variants"),
+        (dict(seeds=[]), "seeds"),
+        (dict(preset="nope"), "preset"),
+        (dict(train_fraction=0.0), "train_fraction"),
+        (dict(parser_noise=2.0), "parser_noise"),
+        (dict(train={"epochs": 0}), "epochs"),
+        (dict(max_distance=0), "max_distance"),
+    ],
+)
+def test_bad_experiment_options(overrides, message):
+    with pytest.raises(CourseInputError, match=message):
+        _config(**overrides)
+
+
+# --- the runner -------------------------------------------------------------------------------
+
+
+def test_run_experiment_writes_every_variant_and_seed_and_resumes(data_dir, tmp_path):
+    data = load_lcqmc(data_dir)
+    parses = {t: _chain_parse(t) for t in SENTENCES}
+    config = _config(parser_noise=0.2)
+    results = run_experiment(data, parses, config, work_dir=tmp_path / "runs", progress=False, log=None)
+    assert [(r["variant"], r["seed"]) for r in results["runs"]] == [
+        (v, s) for s in (0, 1) for v in ("none", "learned", "fixed_decay", "hard_mask")]
+    assert {(m["variant"], m["seed"]) for m in results["mcnemar"]} == {
+        (v, s) for s in (0, 1) for v in ("learned", "fixed_decay", "hard_mask")}
+    assert all(0.0 <= m["p_value"] <= 1.0 for m in results["mcnemar"])
+    assert len(results["learned_bias"]) == 2
+    assert len(results["learned_bias"][0]["mean_over_heads_and_layers"]) == DEFAULT_SCHEME.num_buckets
+    assert results["buckets"]["names"][1] == "d=1"
+    assert results["data"]["train_pairs"] == 30 and 0 < results["data"]["parser_noise_words_reattached"] < 1
+    assert set(results["summary"]) == {"none", "learned", "fixed_decay", "hard_mask"}
+    json.dumps(results)  # JSON-ready
+    again = run_experiment(data, parses, config, work_dir=tmp_path / "runs", progress=False, log=None)
+    assert [r["test_accuracy"] for r in again["runs"]] == [r["test_accuracy"] for r in results["runs"]]
+    assert again["learned_bias"] == results["learned_bias"]
+
+
+def test_run_experiment_names_a_missing_parse(data_dir):
+    data = load_lcqmc(data_dir)
+    parses = {t: _chain_parse(t) for t in SENTENCES[:-1]}
+    with pytest.raises(CourseInputError, match="no parse"):
+        run_experiment(data, parses, _config(), progress=False, log=None)
+
+
+@pytest.mark.skipif(not (paths.PARSER_MODEL_DIR / "meta.json").is_file(), reason="the course's parser is not built yet")
+def test_command_line_runs_end_to_end_with_the_real_parser(data_dir, tmp_path, capsys):
+    from lessons_lib.cli import main
+
+    out = tmp_path / "results.json"
+    code = main(["experiment", "--data-dir", str(data_dir), "--out", str(out), "--variants", "none", "learned",
+                 "--seeds", "0", "--epochs", "1", "--d-model", "16", "--d-ff", "32", "--heads", "2",
+                 "--parser", str(paths.PARSER_MODEL_DIR), "--cache-dir", str(tmp_path / "cache"), "--no-progress"])
+    assert code == 0
+    results = json.loads(out.read_text(encoding="utf-8"))
+    assert [r["variant"] for r in results["runs"]] == ["none", "learned"]
+    assert results["data"]["parsed_sentences"] == len(SENTENCES)
+    assert "McNemar p" in capsys.readouterr().out
