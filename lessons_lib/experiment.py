@@ -225,14 +225,16 @@ class ExperimentConfig:
             the others are tested against.
         seeds: every variant is trained once per seed (same seed → same init, batch order, dropout).
         preset: a :data:`lessons_lib.training.PRESETS` name giving the model and training recipe.
-        model: overrides of the preset's model options (``PairClassifierConfig`` fields).
+        model: overrides of the preset's model options (``PairClassifierConfig`` fields);
+            by default ``n_layers=2``, since one block cannot use the bias (see below).
         train: overrides of the preset's ``TrainConfig`` fields (``seed`` is set per run).
         train_fraction: share of the training split used (the low-resource setting).
         subset_seed: which subset (the same for every variant and seed).
         parser_noise: probability of re-attaching each non-root word (see :func:`perturb_heads`).
         noise_seed: seed of the noise.
         max_distance, log_buckets: the bucket scheme.
-        per_head, learn_scale, share_layers: options of the learned bias.
+        per_head, learn_scale, share_layers, bias_lr_multiplier: options of the learned bias
+            (see :class:`lessons_lib.syntax_bias.LearnedBucketBias`).
         decay: slope of the fixed-decay variant; hard_max_distance: the hard mask's radius.
     """
 
@@ -250,6 +252,7 @@ class ExperimentConfig:
     per_head: bool = False
     learn_scale: bool = False
     share_layers: bool = True
+    bias_lr_multiplier: float = 1.0
     decay: float = 0.5
     hard_max_distance: int = 1
 
@@ -302,7 +305,7 @@ def build_model(config: ExperimentConfig, variant: str, vocab_size: int, seed: i
     set_seed(seed)
     bias = make_bias(variant, config.scheme().layout(), classifier.n_heads, classifier.n_layers,
                      per_head=config.per_head, learn_scale=config.learn_scale, share_layers=config.share_layers,
-                     decay=config.decay, max_distance=config.hard_max_distance)
+                     lr_multiplier=config.bias_lr_multiplier, decay=config.decay, max_distance=config.hard_max_distance)
     return SyntaxBiasedPairClassifier(classifier, bias)
 
 

@@ -209,13 +209,19 @@ class LearnedBucketBias(BucketBias):
         per_head: one table row per head (``(H, n_buckets)``) instead of one shared row.
         learn_scale: multiply the table by a learnable scalar initialised to 1 (one per table).
         share_layers: one table for every block (default) instead of one per block.
+        lr_multiplier: the effective table is ``lr_multiplier · table``. With Adam, whose step
+            size does not depend on the gradient's scale, this multiplies the table's
+            learning rate by ``lr_multiplier`` without touching the optimiser (zero stays zero).
     """
 
     def __init__(self, n_buckets: int, n_heads: int = 1, n_layers: int = 1, *, per_head: bool = False,
-                 learn_scale: bool = False, share_layers: bool = True) -> None:
+                 learn_scale: bool = False, share_layers: bool = True, lr_multiplier: float = 1.0) -> None:
         super().__init__(n_buckets, n_layers)
         if not isinstance(n_heads, int) or n_heads < 1:
             raise CourseInputError(f"`n_heads` must be a positive int, got {n_heads!r}")
+        if not (isinstance(lr_multiplier, (int, float)) and math.isfinite(lr_multiplier) and lr_multiplier > 0):
+            raise CourseInputError(f"`lr_multiplier` must be a finite number > 0, got {lr_multiplier!r}")
+        self.lr_multiplier = float(lr_multiplier)
         n_tables = 1 if share_layers else n_layers
         rows = n_heads if per_head else 1
         # Zero: at step 0 the bias adds exactly 0.0 to every score, so the model is the baseline.
@@ -224,14 +230,15 @@ class LearnedBucketBias(BucketBias):
         self.per_head, self.share_layers = per_head, share_layers
 
     def tables(self) -> torch.Tensor:
+        table = self.table if self.lr_multiplier == 1.0 else self.table * self.lr_multiplier
         if self.scale is None:
-            return self.table
-        return self.table * self.scale[:, None, None]
+            return table
+        return table * self.scale[:, None, None]
 
     def extra_repr(self) -> str:
         n_tables, rows, n = self.table.shape
         return (f"n_buckets={n}, rows={rows} ({'per head' if self.per_head else 'shared by heads'}), "
-                f"tables={n_tables}, learn_scale={self.scale is not None}")
+                f"tables={n_tables}, learn_scale={self.scale is not None}, lr_multiplier={self.lr_multiplier}")
 
 
 class _FixedTableBias(BucketBias):
@@ -278,14 +285,14 @@ class HardMaskBias(_FixedTableBias):
 
 
 def make_bias(variant: str, layout: BucketLayout, n_heads: int, n_layers: int, *, per_head: bool = False,
-              learn_scale: bool = False, share_layers: bool = True, decay: float = 0.5,
-              max_distance: float = 1) -> BucketBias | None:
+              learn_scale: bool = False, share_layers: bool = True, lr_multiplier: float = 1.0,
+              decay: float = 0.5, max_distance: float = 1) -> BucketBias | None:
     """The bias module of an ablation variant (see :data:`VARIANTS`); ``None`` for ``"none"``."""
     if variant == "none":
         return None
     if variant == "learned":
         return LearnedBucketBias(layout.n_buckets, n_heads, n_layers, per_head=per_head,
-                                 learn_scale=learn_scale, share_layers=share_layers)
+                                 learn_scale=learn_scale, share_layers=share_layers, lr_multiplier=lr_multiplier)
     if variant == "fixed_decay":
         return FixedDecayBias(layout, decay, n_layers)
     if variant == "hard_mask":

@@ -102,6 +102,7 @@ LEARNED_OPTIONS = [
     dict(learn_scale=True),
     dict(share_layers=False),
     dict(per_head=True, learn_scale=True, share_layers=False),
+    dict(lr_multiplier=10.0),
 ]
 
 
@@ -299,3 +300,20 @@ def test_bad_options_are_rejected():
         BucketLayout.from_distances([1, 2], same_word=0, cross_sentence=0, special=1)
     with pytest.raises(CourseInputError, match="kind"):
         BucketLayout(("distance", "weird"), (1.0, math.nan), ("a", "b"))
+
+
+def test_lr_multiplier_scales_the_first_adam_step():
+    token_ids, segment_ids, key_mask, buckets = _batch()
+    moved = {}
+    for multiplier in (1.0, 10.0):
+        encoder = _encoder()
+        bias = LearnedBucketBias(LAYOUT.n_buckets, H, LAYERS, lr_multiplier=multiplier)
+        optimizer = torch.optim.Adam(bias.parameters(), lr=1e-3, eps=1e-15)
+        encoder(token_ids, segment_ids, key_mask, bias(buckets)).pow(2).sum().backward()
+        optimizer.step()
+        moved[multiplier] = bias.bias_per_bucket().abs()
+    # Adam's first step is lr · sign(grad) per entry: 10x in effective units.
+    assert torch.allclose(moved[10.0], 10 * moved[1.0], rtol=1e-3)
+    assert torch.allclose(moved[1.0], torch.full_like(moved[1.0], 1e-3), rtol=1e-3)
+    with pytest.raises(CourseInputError, match="lr_multiplier"):
+        LearnedBucketBias(3, lr_multiplier=0)

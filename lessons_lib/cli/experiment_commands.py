@@ -49,11 +49,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--per-head", action="store_true", help="learned bias: one table row per head")
     p.add_argument("--learn-scale", action="store_true", help="learned bias: a learnable global scale (init 1)")
     p.add_argument("--per-layer-tables", action="store_true", help="learned bias: one table per block")
+    p.add_argument("--bias-lr-multiplier", type=float, default=1.0,
+                   help="learned bias: multiply the table's learning rate (reparametrised, default 1)")
     p.add_argument("--decay", type=float, default=0.5, help="fixed_decay: bias = -decay · distance (default 0.5)")
     p.add_argument("--hard-max-distance", type=int, default=1, help="hard_mask: largest tree distance allowed (default 1)")
     p.add_argument("--parser", default=None, help="spaCy pipeline name or folder (default: official if installed, else the course's)")
     p.add_argument("--cache-dir", type=Path, default=None, help="parse cache folder (default data/cache/parses)")
     p.add_argument("--work-dir", type=Path, default=None, help="checkpoints of every run (default: next to --out)")
+    p.add_argument("--threads", type=int, default=None,
+                   help="torch CPU threads (default: torch's choice; 1 is often faster on a busy shared machine)")
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
     p.set_defaults(handler=run_experiment_command)
 
@@ -73,6 +77,7 @@ def _config_from_args(args: argparse.Namespace):
         train_fraction=args.train_fraction, subset_seed=args.subset_seed, parser_noise=args.parser_noise,
         noise_seed=args.noise_seed, max_distance=args.max_distance, log_buckets=args.log_buckets,
         per_head=args.per_head, learn_scale=args.learn_scale, share_layers=not args.per_layer_tables,
+        bias_lr_multiplier=args.bias_lr_multiplier,
         decay=args.decay, hard_max_distance=args.hard_max_distance,
     )
 
@@ -100,6 +105,10 @@ def run_experiment_command(args: argparse.Namespace) -> int:
     from lessons_lib.lcqmc import load_lcqmc
 
     config = _config_from_args(args)
+    if args.threads is not None:
+        if args.threads < 1:
+            raise CourseInputError(f"--threads must be ≥ 1, got {args.threads}")
+        torch.set_num_threads(args.threads)
     if args.device == "cuda" and not torch.cuda.is_available():
         raise CourseInputError("--device cuda was asked for but torch sees no CUDA device")
     data = load_lcqmc(args.data_dir)
