@@ -44,6 +44,7 @@ __all__ = [
     "build_scheduler",
     "EvalResult",
     "evaluate",
+    "metrics_from_logits",
     "predict",
     "McNemarResult",
     "mcnemar_exact",
@@ -136,7 +137,8 @@ def predict(
     return torch.cat(logits), torch.cat(labels)
 
 
-def _metrics(logits: torch.Tensor, labels: torch.Tensor) -> EvalResult:
+def metrics_from_logits(logits: torch.Tensor, labels: torch.Tensor) -> EvalResult:
+    """Accuracy, F1 of label 1 and the confusion matrix from ``(N, C)`` logits and ``(N,)`` labels."""
     predictions = logits.argmax(dim=1)
     confusion = [[int(((labels == t) & (predictions == p)).sum()) for p in (0, 1)] for t in (0, 1)]
     tp, fp, fn = confusion[1][1], confusion[0][1], confusion[1][0]
@@ -157,7 +159,7 @@ def evaluate(
     """Loss, accuracy, F1 (of label 1) and confusion matrix on ``examples``."""
     logits, labels = predict(model, examples, vocab, batch_size=batch_size, max_len=max_len,
                              device=device, extras_fn=extras_fn)
-    return _metrics(logits, labels)
+    return metrics_from_logits(logits, labels)
 
 
 @dataclass

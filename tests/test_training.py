@@ -14,7 +14,7 @@ from lessons_lib.lcqmc import PairExample
 from lessons_lib.pair_classifier import PairClassifier, PairClassifierConfig
 from lessons_lib.presets import PRESETS, TrainConfig
 from lessons_lib.training import (
-    _metrics,
+    metrics_from_logits,
     build_optimizer,
     build_scheduler,
     load_checkpoint,
@@ -108,7 +108,7 @@ def test_training_learns_the_toy_task() -> None:
 def test_metrics_accuracy_f1_confusion() -> None:
     logits = torch.tensor([[2.0, 0.0], [0.0, 1.0], [0.0, 1.0], [1.0, 0.0], [0.0, 3.0]])
     labels = torch.tensor([0, 1, 0, 1, 1])
-    result = _metrics(logits, labels)  # predictions 0 1 1 0 1
+    result = metrics_from_logits(logits, labels)  # predictions 0 1 1 0 1
     assert result.confusion == [[1, 1], [1, 2]]
     assert result.accuracy == pytest.approx(3 / 5)
     assert result.f1 == pytest.approx(2 * 2 / (2 * 2 + 1 + 1))

@@ -13,7 +13,7 @@ import torch
 
 from lessons_lib.exercises import ExerciseCheckError, KnownMistake, call_learner, compare_tensor, passed
 from lessons_lib.pairs import truncate_pair
-from lessons_lib.training import _metrics
+from lessons_lib.training import metrics_from_logits
 
 # (len_a, len_b): the lesson's two examples, the shortest pair, and an unbalanced one.
 _LENGTH_CASES = ((9, 11), (7, 10), (1, 1), (12, 3))
@@ -90,8 +90,8 @@ def check_f1(fn: Callable[[list[int], list[int]], float]) -> None:
         except (TypeError, ValueError):
             raise ExerciseCheckError(f"{exercise}: 应当返回一个数 (float)，你返回的是 {type(got).__name__}") from None
         logits = torch.nn.functional.one_hot(torch.tensor(predictions), 2).float()
-        result = _metrics(logits, torch.tensor(labels))
-        flipped = _metrics(logits.flip(1), 1 - torch.tensor(labels))
+        result = metrics_from_logits(logits, torch.tensor(labels))
+        flipped = metrics_from_logits(logits.flip(1), 1 - torch.tensor(labels))
         if abs(got - result.f1) < 1e-6:
             continue
         if abs(got - result.accuracy) < 1e-6:
