@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 from pathlib import Path
 
@@ -137,3 +138,40 @@ def test_config_validation_and_presets() -> None:
     assert (textbook.model["n_layers"], textbook.model["n_heads"], textbook.model["norm_first"]) == (1, 4, False)
     assert (textbook.train.lr, textbook.train.epochs, textbook.train.batch_size, textbook.train.clip_norm) == (5e-5, 3, 32, 1.0)
     assert TrainConfig.from_dict(textbook.train.to_dict()) == textbook.train
+
+
+def test_command_line_trains_resumes_and_compares(tmp_path: Path, capsys: pytest.CaptureFixture, monkeypatch) -> None:
+    from lessons_lib.cli import main
+    from lessons_lib.paths import LCQMC_ENV_VAR
+
+    monkeypatch.delenv(LCQMC_ENV_VAR, raising=False)
+    tiny = ["--limit-train", "48", "--d-model", "16", "--d-ff", "32", "--n-heads", "2", "--epochs", "2",
+            "--threads", "1", "--no-progress"]
+    assert main(["train", "--preset", "textbook", "--out", str(tmp_path / "a"), *tiny]) == 0
+    out = capsys.readouterr().out
+    assert "data: sample" in out and "final: dev accuracy" in out
+    metrics = json.loads((tmp_path / "a" / "metrics.json").read_text(encoding="utf-8"))
+    assert [e["epoch"] for e in metrics["epochs"]] == [1, 2]
+    first = metrics["epochs"][0]
+    assert {"train_loss", "dev", "test", "train_seconds", "pairs_per_second"} <= set(first)
+    assert {"accuracy", "f1", "confusion", "loss"} <= set(first["test"])
+    # run again: resumes from the finished checkpoint, trains nothing more
+    assert main(["train", "--preset", "textbook", "--out", str(tmp_path / "a"), *tiny]) == 0
+    assert "resuming from checkpoint.pt after epoch 2" in capsys.readouterr().out
+    assert main(["train", "--preset", "matchflags", "--out", str(tmp_path / "b"), *tiny, "--n-layers", "1"]) == 0
+    capsys.readouterr()
+    assert main(["compare", str(tmp_path / "a"), str(tmp_path / "b")]) == 0
+    assert "exact McNemar p =" in capsys.readouterr().out
+
+
+def test_command_line_build_sample(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    from lessons_lib.cli import main
+    from lessons_lib.paths import LCQMC_SAMPLE_DIR
+
+    assert main(["build-sample", "--out-dir", str(tmp_path)]) == 0
+    from lessons_lib.sample_builder import read_question_groups
+
+    groups = read_question_groups()
+    expected = f"{sum(len(g.questions) for g in groups)} questions in {len(groups)} groups"
+    assert expected in capsys.readouterr().out
+    assert (tmp_path / "dev.tsv").read_bytes() == (LCQMC_SAMPLE_DIR / "dev.tsv").read_bytes()
