@@ -50,6 +50,7 @@ __all__ = [
     "mcnemar_exact",
     "EpochMetrics",
     "TrainResult",
+    "best_dev_epoch",
     "train_pair_classifier",
     "CHECKPOINT_NAME",
     "load_checkpoint",
@@ -218,6 +219,13 @@ class TrainResult:
     resumed_from_epoch: int = 0
 
 
+def best_dev_epoch(history: Sequence[EpochMetrics]) -> int:
+    """The epoch with the highest dev accuracy (the earliest on ties): model selection by dev, never by test."""
+    if not history:
+        raise CourseInputError("`history` is empty")
+    return max(history, key=lambda h: (h.dev["accuracy"], -h.epoch)).epoch
+
+
 def _rng_state() -> dict:
     state = {"torch": torch.get_rng_state()}
     if torch.cuda.is_available():
@@ -371,6 +379,7 @@ def train_pair_classifier(
             }, out_path / CHECKPOINT_NAME)
             (out_path / METRICS_NAME).write_text(
                 json.dumps({"train_config": config.to_dict(), "model_config": model_config,
+                            "best_dev_epoch": best_dev_epoch(history),
                             "epochs": [asdict(h) for h in history]}, indent=2, ensure_ascii=False) + "\n",
                 encoding="utf-8",
             )

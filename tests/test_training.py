@@ -16,6 +16,8 @@ from lessons_lib.pair_classifier import PairClassifier, PairClassifierConfig
 from lessons_lib.presets import PRESETS, TrainConfig
 from lessons_lib.training import (
     metrics_from_logits,
+    EpochMetrics,
+    best_dev_epoch,
     build_optimizer,
     build_scheduler,
     load_checkpoint,
@@ -106,6 +108,15 @@ def test_training_learns_the_toy_task() -> None:
     assert result.dev.accuracy > 0.8
 
 
+def test_best_dev_epoch_selects_by_dev_only() -> None:
+    def epoch(n, dev, test):
+        return EpochMetrics(n, 0.5, {"accuracy": dev}, {"accuracy": test}, 1.0, 1.0, 10.0, 1e-3)
+
+    assert best_dev_epoch([epoch(1, 0.70, 0.90), epoch(2, 0.75, 0.60), epoch(3, 0.75, 0.99)]) == 2
+    with pytest.raises(CourseInputError, match="empty"):
+        best_dev_epoch([])
+
+
 def test_metrics_accuracy_f1_confusion() -> None:
     logits = torch.tensor([[2.0, 0.0], [0.0, 1.0], [0.0, 1.0], [1.0, 0.0], [0.0, 3.0]])
     labels = torch.tensor([0, 1, 0, 1, 1])
@@ -152,6 +163,7 @@ def test_command_line_trains_resumes_and_compares(tmp_path: Path, capsys: pytest
     assert "data: sample" in out and "final: dev accuracy" in out
     metrics = json.loads((tmp_path / "a" / "metrics.json").read_text(encoding="utf-8"))
     assert [e["epoch"] for e in metrics["epochs"]] == [1, 2]
+    assert metrics["best_dev_epoch"] in (1, 2) and "best dev epoch" in out
     first = metrics["epochs"][0]
     assert {"train_loss", "dev", "test", "train_seconds", "pairs_per_second"} <= set(first)
     assert {"accuracy", "f1", "confusion", "loss"} <= set(first["test"])

@@ -91,7 +91,7 @@ def run_train(args: argparse.Namespace) -> int:
     from lessons_lib.lcqmc import load_lcqmc
     from lessons_lib.pair_classifier import PairClassifier
     from lessons_lib.reproducibility import set_seed
-    from lessons_lib.training import CHECKPOINT_NAME, load_checkpoint, train_pair_classifier
+    from lessons_lib.training import CHECKPOINT_NAME, best_dev_epoch, load_checkpoint, train_pair_classifier
     from lessons_lib.vocab import Vocabulary
 
     if args.threads is not None:
@@ -132,6 +132,9 @@ def run_train(args: argparse.Namespace) -> int:
     (out / "predictions.json").write_text(json.dumps(saved) + "\n", encoding="utf-8")
     test_text = "" if result.test is None else f", test accuracy {result.test.accuracy:.4f} (F1 {result.test.f1:.4f})"
     print(f"final: dev accuracy {result.dev.accuracy:.4f} (F1 {result.dev.f1:.4f}){test_text}")
+    best = result.history[best_dev_epoch(result.history) - 1]
+    best_test = "" if best.test is None else f", test accuracy {best.test['accuracy']:.4f}"
+    print(f"best dev epoch {best.epoch}: dev accuracy {best.dev['accuracy']:.4f}{best_test}")
     print(f"metrics: {out / 'metrics.json'}")
     return 0
 
