@@ -33,6 +33,7 @@ __all__ = [
     "Encoder",
     "load_torch_encoder_layer_weights",
     "feed_forward_as_conv1d",
+    "block_gradient_norms",
 ]
 
 _ACTIVATIONS = {"relu": F.relu, "gelu": F.gelu}
@@ -328,3 +329,18 @@ def feed_forward_as_conv1d(ffn: PositionwiseFeedForward) -> nn.Module:
         conv.weight.copy_(linear.weight[:, :, None])  # (out, in) -> (out, in, kernel=1)
         conv.bias.copy_(linear.bias)
     return _ChannelsFirst(nn.Sequential(conv1, _Activation(ffn.activation), nn.Dropout(ffn.dropout.p), conv2))
+
+
+def block_gradient_norms(encoder: Encoder) -> list[float]:
+    """The L2 norm of the gradient of all parameters of each block, first block first.
+
+    Call after ``loss.backward()``. Used to compare Post-LN and Pre-LN stacks at
+    initialisation (Xiong et al., 2020).
+    """
+    norms = []
+    for index, block in enumerate(encoder.blocks):
+        grads = [p.grad for p in block.parameters() if p.requires_grad]
+        if any(g is None for g in grads):
+            raise CourseInputError(f"block {index} has parameters without a gradient; call loss.backward() first")
+        norms.append(float(torch.sqrt(sum(g.detach().double().square().sum() for g in grads))))
+    return norms

@@ -15,6 +15,7 @@ from lessons_lib.encoder import (
     EncoderBlock,
     EncoderConfig,
     PositionwiseFeedForward,
+    block_gradient_norms,
     feed_forward_as_conv1d,
     load_torch_encoder_layer_weights,
 )
@@ -213,3 +214,16 @@ def test_gradients_reach_every_parameter():
     encoder(token_ids, segment_ids, keep)[keep].square().sum().backward()
     missing = [name for name, p in encoder.named_parameters() if p.grad is None or not torch.isfinite(p.grad).all()]
     assert missing == []
+
+
+def test_block_gradient_norms():
+    torch.manual_seed(11)
+    encoder = Encoder(_config())
+    token_ids, segment_ids, keep = _batch()
+    with pytest.raises(CourseInputError, match="backward"):
+        block_gradient_norms(encoder)
+    encoder(token_ids, segment_ids, keep)[keep].square().sum().backward()
+    norms = block_gradient_norms(encoder)
+    block = encoder.blocks[1]
+    expected = torch.cat([p.grad.flatten() for p in block.parameters()]).norm()
+    assert len(norms) == 2 and abs(norms[1] - float(expected)) < 1e-4 * float(expected)
