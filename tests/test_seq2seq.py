@@ -10,6 +10,15 @@ from lessons_lib.seq2seq import Seq2Seq, Seq2SeqConfig, exact_match, run_trial, 
 from lessons_lib.toy_tasks import numeral_split
 
 
+@pytest.fixture(scope="module", autouse=True)
+def one_thread():
+    """Small GRUs run faster on one thread, much faster on a busy machine; restored afterwards."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
 @pytest.fixture(scope="module")
 def split():
     return numeral_split(400, 100, max_value=999, seed=0)
