@@ -32,7 +32,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--work-dir", type=Path, default=None, help="keep DocBins and spaCy checkpoints here")
     p.add_argument("--max-epochs", type=int, default=None, help="override the config's epochs")
     p.add_argument("--no-templates", action="store_true", help="leave out the template-generated treebank")
-    p.add_argument("--templates-per-frame", type=int, default=None, help="train on at most N template sentences per frame")
+    p.add_argument("--templates-per-frame", type=int, default=15,
+                   help="train on at most N template sentences per grammar frame (default 15; 0 = all)")
     p.add_argument("--select", choices=("last", "best"), default="last",
                    help="ship the last epoch's model (default) or the best dev checkpoint")
     p.add_argument("--no-course", action="store_true", help="leave out the whole course treebank")
@@ -73,7 +74,7 @@ def run_train_parser(args: argparse.Namespace) -> int:
     output = args.output or paths.PARSER_MODEL_DIR
     run = train_parser(ud_dir=args.ud_dir, output=output, work_dir=args.work_dir, max_epochs=args.max_epochs,
                        use_course=not args.no_course, use_templates=not args.no_templates, use_ud=not args.no_ud,
-                       templates_per_frame=args.templates_per_frame, select=args.select)
+                       templates_per_frame=args.templates_per_frame or None, select=args.select)
     print(f"trained in {run.seconds:.0f} s; model {run.model_bytes / 1e6:.2f} MB at {run.output}")
     print(f"{'evaluation set':28} {'seg':6} {'UAS':>6} {'LAS':>6} {'n':>6}")
     for name, by_seg in run.scores.items():

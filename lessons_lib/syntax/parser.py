@@ -158,11 +158,24 @@ def parser_identity(nlp) -> tuple[str, str]:
     """
     meta = nlp.meta
     name = f"{meta.get('lang', '?')}_{meta.get('name', '?')}"
-    digest = hashlib.sha256(nlp.get_pipe("parser").to_bytes(exclude=["vocab"]))
-    if "tok2vec" in nlp.pipe_names:
-        digest.update(nlp.get_pipe("tok2vec").to_bytes(exclude=["vocab"]))
+    digest = hashlib.sha256()
+    for component in ("tok2vec", "parser"):
+        if component in nlp.pipe_names:
+            _hash_weights(nlp.get_pipe(component).model, digest)
     digest.update(str(getattr(nlp.tokenizer, "segmenter", "")).encode())
     return name, f"{meta.get('version', '0')}+{digest.hexdigest()[:12]}"
+
+
+def _hash_weights(model, digest) -> None:
+    # The weights only: a component's serialised bytes also hold state that changes once
+    # it has parsed something, which would make the identity drift within a session.
+    import numpy
+
+    for node in model.walk():
+        for param in node.param_names:
+            if node.has_param(param):
+                digest.update(f"{node.name}/{param}".encode())
+                digest.update(numpy.ascontiguousarray(node.ops.to_numpy(node.get_param(param))).tobytes())
 
 
 def _ud_label(label: str) -> str:

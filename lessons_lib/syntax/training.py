@@ -209,6 +209,21 @@ class TrainingRun:
     jieba_ceilings: dict[str, float]
 
 
+def scrub_training_paths(model_dir: str | os.PathLike) -> None:
+    """Blank the training-data paths that spaCy writes into a saved pipeline's config.
+
+    They point into a temporary folder of the machine that trained the model: meaningless
+    elsewhere, and a local path has no place in a shipped file.
+    """
+    from thinc.api import Config
+
+    path = Path(model_dir) / "config.cfg"
+    config = Config().from_disk(path, interpolate=False)
+    for key in ("train", "dev"):
+        config["paths"][key] = None
+    config.to_disk(path)
+
+
 def _folder_size(path: Path) -> int:
     return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
 
@@ -222,7 +237,7 @@ def train_parser(
     use_templates: bool = True,
     use_ud: bool = True,
     max_epochs: int | None = None,
-    templates_per_frame: int | None = None,
+    templates_per_frame: int | None = 15,
     select: str = "last",
     log=print,
 ) -> TrainingRun:
@@ -236,7 +251,8 @@ def train_parser(
         use_course, use_templates, use_ud: which training parts to use (for ablations).
         max_epochs: override the config's number of epochs.
         templates_per_frame: train on at most this many template sentences per grammar
-            frame (``None``: all); held-out frames are unaffected.
+            frame (``None``: all); held-out frames are unaffected. 15 measured better than
+            all 60 on every evaluation set (see ``data/parser/README.md``).
         select: ``"last"`` ships the model after the last epoch; ``"best"`` the checkpoint
             with the best dev score. The dev set is mostly template sentences, which the
             parser masters within an epoch or two, so its score stops telling checkpoints
@@ -314,6 +330,7 @@ def train_parser(
     if output.exists():
         shutil.rmtree(output)
     nlp.to_disk(output)
+    scrub_training_paths(output)
     if tmp is not None:
         tmp.cleanup()
 
