@@ -9,6 +9,10 @@ Four implementations of the same encoder (same weights, outputs checked equal fi
   with the bias and the key-padding mask merged into one float mask;
 - ``sdpa, no bias``: the same with the padding mask only, for reference.
 
+A last table times what feeds the bias: the bucket matrices of a batch built by
+:func:`lessons_lib.experiment.bucket_extras` from parses (random trees here), the first
+time a pair is seen (tree distances computed) and from its per-pair memo (later epochs).
+
 Each step is forward + backward of ``output.pow(2).mean()`` on a batch of random pairs
 (lengths spread over ``[L/2, L]``, padded to ``L``). The implementations are timed
 round-robin (interleaved) and the median of the rounds is reported, so slow phases of a
@@ -21,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import random
 import statistics
 import time
 import types
@@ -29,6 +34,12 @@ import torch
 from torch.nn import functional as F
 
 from lessons_lib.encoder import Encoder, EncoderConfig
+from lessons_lib.experiment import bucket_extras
+from lessons_lib.lcqmc import PairExample
+from lessons_lib.pairs import collate_pairs, encode_pair
+from lessons_lib.syntax.pair_buckets import DEFAULT_SCHEME
+from lessons_lib.syntax.parser import Parse
+from lessons_lib.vocab import Vocabulary
 from lessons_lib.multihead import merge_heads, split_heads
 from lessons_lib.syntax_bias import LearnedBucketBias
 
@@ -107,6 +118,7 @@ def main(argv: list[str] | None = None) -> None:
     print(f"torch {torch.__version__}, {args.threads} threads, batch {args.batch}, width 256, 4 heads, "
           f"{args.layers} block(s); median of {args.rounds} interleaved rounds, forward + backward")
     print(f"{'L':>5} " + " ".join(f"{name:>14}" for name in impls) + "   bias/no-bias   sdpa+bias/bias")
+    no_bias_ms = {}
     for length in args.lengths:
         ids, seg, mask, buckets = make_batch(args.batch, length, config.vocab_size)
         with torch.no_grad():
@@ -128,6 +140,41 @@ def main(argv: list[str] | None = None) -> None:
         med = {name: statistics.median(t) * 1000 for name, t in times.items()}
         print(f"{length:>5} " + " ".join(f"{med[name]:>11.1f} ms" for name in impls)
               + f"   {med['learned bias'] / med['no bias']:>12.3f}   {med['sdpa + bias'] / med['learned bias']:>14.3f}")
+        no_bias_ms[length] = med["no bias"]
+    print("\nbucket matrices per batch (bucket_extras, CPU), against the no-bias training step:")
+    print(f"{'L':>5} {'first sight':>14} {'from memo':>12}   first/step   memo/step")
+    for length in args.lengths:
+        first, memo = time_bucket_extras(args.batch, length, rounds=5)
+        print(f"{length:>5} {first:>11.1f} ms {memo:>9.1f} ms   {first / no_bias_ms[length]:>10.3f}   "
+              f"{memo / no_bias_ms[length]:>9.3f}")
+
+
+def random_parse(text: str, rng: random.Random) -> Parse:
+    """A random tree over two-character words of ``text`` (benchmark input, not a real parse)."""
+    words = [text[i : i + 2] for i in range(0, len(text), 2)]
+    heads = [-1] + [rng.randrange(i) for i in range(1, len(words))]
+    return Parse(text, tuple(words), tuple(heads), tuple("dep" for _ in words))
+
+
+def time_bucket_extras(batch: int, length: int, rounds: int) -> tuple[float, float]:
+    """Milliseconds per batch of ``batch`` pairs of about ``length`` positions: (first sight, memo)."""
+    rng = random.Random(0)
+    chars = [chr(0x4E00 + i) for i in range(500)]
+    side = (length - 3) // 2
+    pairs = [PairExample("".join(rng.choices(chars, k=side)), "".join(rng.choices(chars, k=side)), 0)
+             for _ in range(batch * rounds)]
+    parses = {t: random_parse(t, rng) for ex in pairs for t in (ex.text_a, ex.text_b)}
+    vocab = Vocabulary.build(parses)
+    extras = bucket_extras(parses, DEFAULT_SCHEME, max_len=length)
+    chunks = [pairs[i : i + batch] for i in range(0, len(pairs), batch)]
+    batches = [collate_pairs([encode_pair(vocab, e.text_a, e.text_b, length) for e in chunk]) for chunk in chunks]
+    timings = {}
+    for phase in ("first", "memo"):
+        started = time.perf_counter()
+        for chunk, b in zip(chunks, batches):
+            extras(chunk, b)
+        timings[phase] = (time.perf_counter() - started) / len(chunks) * 1000
+    return timings["first"], timings["memo"]
 
 
 if __name__ == "__main__":
