@@ -187,3 +187,22 @@ def test_command_line_build_sample(tmp_path: Path, capsys: pytest.CaptureFixture
     expected = f"{sum(len(g.questions) for g in groups)} questions in {len(groups)} groups"
     assert expected in capsys.readouterr().out
     assert (tmp_path / "dev.tsv").read_bytes() == (LCQMC_SAMPLE_DIR / "dev.tsv").read_bytes()
+
+
+def test_command_line_reports_bad_lines_and_lenient_mode_skips_them(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    from lessons_lib.cli import main
+
+    data = tmp_path / "data"
+    data.mkdir()
+    good = "".join(f"问题{i}\t问句{i % 3}\t{i % 2}\n" for i in range(12))
+    (data / "train.tsv").write_text(good + "坏的一行\n", encoding="utf-8")
+    (data / "dev.tsv").write_text(good, encoding="utf-8")
+    (data / "test.tsv").write_text(good, encoding="utf-8")
+    tiny = ["--data-dir", str(data), "--d-model", "16", "--d-ff", "32", "--n-heads", "2", "--epochs", "1",
+            "--threads", "1", "--no-progress"]
+    assert main(["train", "--out", str(tmp_path / "strict"), *tiny]) == 2
+    out = capsys.readouterr().out
+    assert "train.tsv, line 13" in out and "lenient" in out
+    assert main(["train", "--out", str(tmp_path / "lenient"), "--lenient", *tiny]) == 0
+    out = capsys.readouterr().out
+    assert "data: argument" in out and "skipped lines: 1 (lines 13)" in out

@@ -96,7 +96,11 @@ def run_train(args: argparse.Namespace) -> int:
 
     if args.threads is not None:
         torch.set_num_threads(args.threads)
-    data = load_lcqmc(args.data_dir, lenient=args.lenient)
+    try:
+        data = load_lcqmc(args.data_dir, lenient=args.lenient)
+    except CourseInputError as error:
+        print(f"error: {error}")
+        return 2
     print(f"data: {data.source.origin} -> {data.source.path}" + (" (the course's sample, not LCQMC)" if data.source.is_sample else ""))
     print(data.summary())
     train_examples = data.train.examples[: args.limit_train] if args.limit_train else data.train.examples
