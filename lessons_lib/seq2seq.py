@@ -221,12 +221,14 @@ def train_seq2seq(
         raise CourseInputError(f"`steps` and `batch_size` must be positive, got {steps}, {batch_size}")
     optimiser = torch.optim.Adam(model.parameters(), lr=lr)
     loss_fn = nn.CrossEntropyLoss(ignore_index=target_vocab.pad_id)
+    device = next(model.parameters()).device
     model.train()
     result = TrainResult([], [])
     for _ in range(steps):
         index = torch.randint(len(pairs), (batch_size,), generator=generator).tolist()
         src, lengths = source_vocab.batch([pairs[i][0] for i in index])
         tgt, _ = target_vocab.batch([pairs[i][1] for i in index], bos=True, eos=True)
+        src, lengths, tgt = src.to(device), lengths.to(device), tgt.to(device)
         logits = model(src, lengths, tgt[:, :-1])
         loss = loss_fn(logits.reshape(-1, logits.shape[-1]), tgt[:, 1:].reshape(-1))
         optimiser.zero_grad()
@@ -244,11 +246,12 @@ def exact_match(model: Seq2Seq, pairs: list[tuple[str, str]], source_vocab, targ
     if not pairs:
         raise CourseInputError("`pairs` is empty")
     max_steps = max(len(t) for _, t in pairs) + 1
+    device = next(model.parameters()).device
     correct = 0
     for start in range(0, len(pairs), batch_size):
         chunk = pairs[start:start + batch_size]
         src, lengths = source_vocab.batch([s for s, _ in chunk])
-        ids, _ = model.greedy_decode(src, lengths, max_steps)
+        ids, _ = model.greedy_decode(src.to(device), lengths.to(device), max_steps)
         correct += sum(target_vocab.decode(row) == t for row, (_, t) in zip(ids.tolist(), chunk))
     return correct / len(pairs)
 
@@ -263,7 +266,9 @@ class TrialResult:
     losses: list[float]
 
 
-def run_trial(config: Seq2SeqConfig, split, steps: int, seed: int, batch_size: int = 64, lr: float = 3e-3) -> TrialResult:
+def run_trial(
+    config: Seq2SeqConfig, split, steps: int, seed: int, batch_size: int = 64, lr: float = 3e-3, device: str = "cpu"
+) -> TrialResult:
     """Build a model from ``config`` with seed ``seed``, train it on ``split.train``, score ``split.test``.
 
     Args:
@@ -271,13 +276,14 @@ def run_trial(config: Seq2SeqConfig, split, steps: int, seed: int, batch_size: i
         split: a :class:`lessons_lib.toy_tasks.NumeralSplit` (train, test and both vocabularies).
         steps, batch_size, lr: as in :func:`train_seq2seq`.
         seed: seeds both the initial weights and the batch order.
+        device: where the model is trained (``"cpu"`` or ``"cuda"``).
 
     Returns:
         Held-out exact match, the mean loss of the last 10 % of steps, the largest gradient
         norm seen (before clipping) and the loss curve.
     """
     torch.manual_seed(seed)
-    model = Seq2Seq(config)
+    model = Seq2Seq(config).to(device)
     generator = torch.Generator().manual_seed(seed)
     result = train_seq2seq(model, split.train, split.source_vocab, split.target_vocab, steps, batch_size, lr, generator=generator)
     tail = result.losses[-max(1, steps // 10):]
