@@ -317,3 +317,34 @@ def test_lr_multiplier_scales_the_first_adam_step():
     assert torch.allclose(moved[1.0], torch.full_like(moved[1.0], 1e-3), rtol=1e-3)
     with pytest.raises(CourseInputError, match="lr_multiplier"):
         LearnedBucketBias(3, lr_multiplier=0)
+
+
+def test_invariants_with_the_course_bucket_function_and_layout():
+    from lessons_lib.syntax.pair_buckets import DEFAULT_SCHEME, batch_pair_distance_buckets
+
+    layout = DEFAULT_SCHEME.layout()
+    pairs = [(("怎么", "学", "英语"), (1, -1, 1), ("英语", "难", "吗"), (1, -1, 1)),
+             (("今天", "天气", "好"), (2, 2, -1), ("下雨", "了"), (-1, 0))]
+    encoder = _encoder()
+    encoder.set_keep_attention(True)
+    outputs = []
+    for pad_to in (None, 20):
+        buckets = batch_pair_distance_buckets(pairs, pad_to=pad_to)
+        length = buckets.shape[1]
+        key_mask = (buckets >= 0).any(dim=1)
+        token_ids = (torch.arange(length)[None, :] % 25 + 1).expand(2, -1).masked_fill(~key_mask, 0)
+        segment_ids = torch.zeros_like(token_ids)
+        for variant in ("learned", "fixed_decay", "hard_mask"):
+            bias = make_bias(variant, layout, H, LAYERS, per_head=True)
+            if variant == "learned":
+                assert torch.equal(encoder(token_ids, segment_ids, key_mask, bias(buckets)),
+                                   encoder(token_ids, segment_ids, key_mask))
+                _randomise(bias, seed=5)
+            out = encoder(token_ids, segment_ids, key_mask, bias(buckets))
+            assert torch.isfinite(out).all()
+            for weights in encoder.attention_maps():
+                assert (weights[(~key_mask)[:, None, None, :].expand_as(weights)] == 0).all()
+            outputs.append((variant, out, key_mask))
+    for (_, short, mask), (_, long, _) in zip(outputs[:3], outputs[3:]):
+        real = mask[..., None].expand_as(short)
+        assert torch.allclose(short[real], long[:, : short.shape[1]][real], atol=1e-6, rtol=0)
