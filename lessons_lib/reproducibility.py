@@ -8,8 +8,10 @@ import random
 import torch
 
 # Float reductions depend on how work is split over threads; a fixed count keeps printed
-# numbers identical on machines with different core counts.
-DEFAULT_THREADS = 2
+# numbers identical on machines with different core counts. One thread: the lessons' small
+# tensors gain nothing from more, and on a busy 2-core machine two threads waiting on each
+# other made training up to 20x slower (measured while writing lessons 02, 05, 06 and 08).
+DEFAULT_THREADS = 1
 
 
 def set_seed(seed: int) -> torch.Generator:
