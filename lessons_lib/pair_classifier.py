@@ -23,12 +23,13 @@ to turn a batch's extras into an attention bias; the rest stays the same.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass
 
 import torch
 from torch import nn
 
 from lessons_lib.encoder import Encoder, EncoderConfig
+from lessons_lib.configs import strict_from_dict
 from lessons_lib.errors import CourseInputError
 from lessons_lib.pairs import PairBatch
 
@@ -67,11 +68,7 @@ class PairClassifierConfig:
 
     @classmethod
     def from_dict(cls, data: dict) -> "PairClassifierConfig":
-        known = {f.name for f in fields(cls)}
-        unknown = sorted(set(data) - known)
-        if unknown:
-            raise CourseInputError(f"unknown PairClassifierConfig fields: {unknown}")
-        return cls(**data)
+        return strict_from_dict(cls, data)
 
 
 def match_flags(token_ids: torch.Tensor, segment_ids: torch.Tensor, key_mask: torch.Tensor) -> torch.Tensor:

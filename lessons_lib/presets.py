@@ -6,8 +6,9 @@ without importing torch. Why each preset is what it is: see the README's "Preset
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass
 
+from lessons_lib.configs import strict_from_dict
 from lessons_lib.errors import CourseInputError
 
 __all__ = ["TrainConfig", "Preset", "PRESETS"]
@@ -64,11 +65,7 @@ class TrainConfig:
 
     @classmethod
     def from_dict(cls, data: dict) -> "TrainConfig":
-        known = {f.name for f in fields(cls)}
-        unknown = sorted(set(data) - known)
-        if unknown:
-            raise CourseInputError(f"unknown TrainConfig fields: {unknown}")
-        return cls(**data)
+        return strict_from_dict(cls, data)
 
 
 @dataclass(frozen=True)
