@@ -214,6 +214,10 @@ class LearnedBucketBias(BucketBias):
             learning rate by ``lr_multiplier`` without touching the optimiser (zero stays zero).
     """
 
+    # Both are biases in the optimiser's sense: decay would pull the table back to the
+    # baseline (zero) and the scale towards 0, confounding the ablation.
+    no_weight_decay = ("table", "scale")
+
     def __init__(self, n_buckets: int, n_heads: int = 1, n_layers: int = 1, *, per_head: bool = False,
                  learn_scale: bool = False, share_layers: bool = True, lr_multiplier: float = 1.0) -> None:
         super().__init__(n_buckets, n_layers)

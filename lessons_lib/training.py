@@ -64,15 +64,17 @@ VOCAB_NAME = "vocab.json"
 def parameter_groups(model: nn.Module, weight_decay: float) -> list[dict]:
     """Two AdamW groups: decayed (weight matrices, embeddings) and not decayed (biases, norm weights).
 
-    A parameter is "not decayed" when it is a bias or belongs to a normalisation layer
-    (``LayerNorm``, ``BatchNorm``, ``GroupNorm``, ...). Every trainable parameter lands in
-    exactly one group.
+    A parameter is "not decayed" when it is a bias, belongs to a normalisation layer
+    (``LayerNorm``, ``BatchNorm``, ``GroupNorm``, ...), or is named in its module's
+    ``no_weight_decay`` attribute (e.g. the syntax-bias table, an additive attention bias).
+    Every trainable parameter lands in exactly one group.
     """
     norm_types = (nn.LayerNorm, nn.GroupNorm, nn.modules.batchnorm._BatchNorm, nn.RMSNorm)
     no_decay: set[int] = set()
     for module in model.modules():
         for name, param in module.named_parameters(recurse=False):
-            if isinstance(module, norm_types) or name == "bias" or name.endswith("bias"):
+            exempt = name in getattr(module, "no_weight_decay", ())
+            if exempt or isinstance(module, norm_types) or name == "bias" or name.endswith("bias"):
                 no_decay.add(id(param))
     decay_params, no_decay_params = [], []
     for param in model.parameters():

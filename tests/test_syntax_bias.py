@@ -348,3 +348,15 @@ def test_invariants_with_the_course_bucket_function_and_layout():
     for (_, short, mask), (_, long, _) in zip(outputs[:3], outputs[3:]):
         real = mask[..., None].expand_as(short)
         assert torch.allclose(short[real], long[:, : short.shape[1]][real], atol=1e-6, rtol=0)
+
+
+def test_bias_table_and_scale_are_not_weight_decayed():
+    from lessons_lib.syntax_bias import LearnedBucketBias
+    from lessons_lib.training import parameter_groups
+
+    module = torch.nn.ModuleDict({"bias": LearnedBucketBias(13, n_heads=4, learn_scale=True),
+                                  "proj": torch.nn.Linear(4, 4)})
+    decay, no_decay = parameter_groups(module, 0.01)
+    names = {id(p): n for n, p in module.named_parameters()}
+    assert {names[id(p)] for p in no_decay["params"]} == {"bias.table", "bias.scale", "proj.bias"}
+    assert {names[id(p)] for p in decay["params"]} == {"proj.weight"}
