@@ -1,7 +1,7 @@
-"""Named training recipes (presets) and the training options they set.
+"""Named training recipes (presets), the training options they set, and the syntax-bias variants.
 
-Kept apart from :mod:`lessons_lib.training` so that the command line can list the presets
-without importing torch. Why each preset is what it is: see the README's "Presets" section.
+Kept apart from :mod:`lessons_lib.training` and :mod:`lessons_lib.syntax_bias` so that the
+command line can list presets and variants without importing torch. Why each preset is what it is: see the README's "Presets" section.
 """
 
 from __future__ import annotations
@@ -10,6 +10,9 @@ from dataclasses import asdict, dataclass
 
 from lessons_lib.configs import strict_from_dict
 from lessons_lib.errors import CourseInputError
+
+# The ablation's variants (built by lessons_lib.syntax_bias.make_bias); "none" is the baseline.
+SYNTAX_BIAS_VARIANTS = ("none", "learned", "fixed_decay", "hard_mask")
 
 __all__ = ["TrainConfig", "Preset", "PRESETS"]
 

@@ -45,6 +45,7 @@ import torch
 from torch import nn
 
 from lessons_lib.errors import CourseInputError
+from lessons_lib.presets import SYNTAX_BIAS_VARIANTS
 
 __all__ = [
     "PAD_BUCKET",
@@ -62,7 +63,7 @@ __all__ = [
 
 PAD_BUCKET = -1
 BUCKET_KINDS = ("distance", "same_word", "cross_sentence", "special")
-VARIANTS = ("none", "learned", "fixed_decay", "hard_mask")
+VARIANTS = SYNTAX_BIAS_VARIANTS
 
 
 @dataclass(frozen=True)

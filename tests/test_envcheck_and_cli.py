@@ -41,6 +41,11 @@ def test_help_lists_commands_and_import_stays_light():
     code = "import sys, lessons_lib; print(sorted(m for m in ('matplotlib', 'spacy', 'pandas') if m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+    # `lessons --help` builds every command's parser; heavy imports wait for the handlers.
+    code = ("import sys; from lessons_lib.cli import build_parser; build_parser(); "
+            "print(sorted(m for m in ('torch', 'matplotlib', 'spacy', 'nbclient') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
 
 
 def test_seeding_repeats():

@@ -250,7 +250,6 @@ def test_run_experiment_names_a_missing_parse(data_dir):
         run_experiment(data, parses, _config(), progress=False, log=None)
 
 
-@pytest.mark.skipif(not (paths.PARSER_MODEL_DIR / "meta.json").is_file(), reason="the course's parser is not built yet")
 def test_command_line_runs_end_to_end_with_the_real_parser(data_dir, tmp_path, capsys):
     from lessons_lib.cli import main
 

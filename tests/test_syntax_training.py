@@ -23,7 +23,6 @@ from lessons_lib.syntax.training import (
 
 needs_ud = pytest.mark.skipif(not DEFAULT_UD_DIR.is_dir(),
                               reason=f"UD treebanks not found at {DEFAULT_UD_DIR} (../shared/data/ud)")
-needs_parser = pytest.mark.skipif(not paths.PARSER_MODEL_DIR.is_dir(), reason="the course parser is not built")
 
 
 def test_the_evaluation_only_treebank_is_never_a_training_file():
@@ -64,7 +63,6 @@ def test_ud_files_are_valid_treebanks():
         read_ud(DEFAULT_UD_DIR, ["zh_missing.conllu"])
 
 
-@needs_parser
 def test_evaluation_on_the_heldout_hand_written_questions():
     from lessons_lib.syntax.parser import load_parser
 
@@ -81,7 +79,6 @@ def test_evaluation_on_the_heldout_hand_written_questions():
         evaluate_parser(nlp, [], "gold")
 
 
-@needs_parser
 def test_shipped_scores_file_describes_the_shipped_model():
     data = json.loads(SCORES_FILE.read_text(encoding="utf-8"))
     assert set(data["scores"]) >= {"beginner_part_a", "course_heldout_hand", "course_heldout_templates"}

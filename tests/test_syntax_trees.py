@@ -121,6 +121,9 @@ def test_bad_conllu_names_file_and_line(tmp_path, old, new, message, line):
 def test_repeated_sent_id_is_an_error(tmp_path):
     with pytest.raises(CourseInputError, match="repeats"):
         read_conllu(_write(tmp_path, GOOD + GOOD))
+    # Also when the repeated sentence is the last one and the file has no final blank line.
+    with pytest.raises(CourseInputError, match="repeats"):
+        read_conllu(_write(tmp_path, GOOD + GOOD.rstrip("\n")))
 
 
 def test_missing_file():

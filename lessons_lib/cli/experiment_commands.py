@@ -16,7 +16,7 @@ from pathlib import Path
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    from lessons_lib.syntax_bias import VARIANTS
+    from lessons_lib.presets import SYNTAX_BIAS_VARIANTS as VARIANTS
 
     p = subparsers.add_parser(
         "experiment", help="train the syntax-bias variants with the same seeds and write one JSON of results",

@@ -168,6 +168,15 @@ def _parse_block(lines: list[tuple[int, str]], path: str, index: int) -> Treeban
     return dataclasses.replace(sentence, skipped_lines=skipped)
 
 
+def _add_sentence(sentence: TreebankSentence, sentences: list[TreebankSentence], seen_ids: dict[str, str]) -> None:
+    if sentence.sent_id in seen_ids:
+        raise CourseInputError(
+            f"{sentence.source}: sent_id {sentence.sent_id!r} repeats the one at {seen_ids[sentence.sent_id]}"
+        )
+    seen_ids[sentence.sent_id] = sentence.source
+    sentences.append(sentence)
+
+
 def read_conllu(path: str | os.PathLike) -> list[TreebankSentence]:
     """Read and validate every sentence of a CoNLL-U file.
 
@@ -188,16 +197,10 @@ def read_conllu(path: str | os.PathLike) -> list[TreebankSentence]:
                 block.append((number, line))
                 continue
             if block:
-                sentence = _parse_block(block, str(path), len(sentences) + 1)
-                if sentence.sent_id in seen_ids:
-                    raise CourseInputError(
-                        f"{sentence.source}: sent_id {sentence.sent_id!r} repeats the one at {seen_ids[sentence.sent_id]}"
-                    )
-                seen_ids[sentence.sent_id] = sentence.source
-                sentences.append(sentence)
+                _add_sentence(_parse_block(block, str(path), len(sentences) + 1), sentences, seen_ids)
                 block = []
-    if block:
-        sentences.append(_parse_block(block, str(path), len(sentences) + 1))
+    if block:  # the last sentence, when the file lacks its final blank line
+        _add_sentence(_parse_block(block, str(path), len(sentences) + 1), sentences, seen_ids)
     return sentences
 
 
