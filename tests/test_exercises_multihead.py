@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-import torch
 
 from lessons_lib.exercises import ExerciseCheckError
 from lessons_lib.exercises.multihead import check_key_padding_mask, check_split_heads
