@@ -2,15 +2,15 @@
 
 Four implementations of the same encoder (same weights, outputs checked equal first):
 
-- ``no bias``: :class:`lessons_lib.encoder.Encoder`, ``attn_bias=None`` (the baseline);
-- ``learned bias``: the same encoder fed by :class:`lessons_lib.syntax_bias.LearnedBucketBias`
+- ``no bias``: :class:`lessons_lib.transformer.encoder.Encoder`, ``attn_bias=None`` (the baseline);
+- ``learned bias``: the same encoder fed by :class:`lessons_lib.syntax_bias.variants.LearnedBucketBias`
   (bucket lookup included in the timed step, gradients flow into the table);
 - ``sdpa + bias``: the attention replaced by ``torch.nn.functional.scaled_dot_product_attention``
   with the bias and the key-padding mask merged into one float mask;
 - ``sdpa, no bias``: the same with the padding mask only, for reference.
 
 A last table times what feeds the bias: the bucket matrices of a batch built by
-:func:`lessons_lib.experiment.bucket_extras` from parses (random trees here), the first
+:func:`lessons_lib.syntax_bias.model.bucket_extras` from parses (random trees here), the first
 time a pair is seen (tree distances computed) and from its per-pair memo (later epochs).
 
 Each step is forward + backward of ``output.pow(2).mean()`` on a batch of random pairs
@@ -33,17 +33,18 @@ import types
 import torch
 from torch.nn import functional as F
 
-from lessons_lib.encoder import Encoder, EncoderConfig
-from lessons_lib.experiment import bucket_extras
-from lessons_lib.lcqmc import PairExample
-from lessons_lib.pairs import collate_pairs, encode_pair
-from lessons_lib.syntax.pair_buckets import DEFAULT_SCHEME
+from lessons_lib.transformer.config import EncoderConfig
+from lessons_lib.transformer.encoder import Encoder
+from lessons_lib.syntax_bias.model import bucket_extras
+from lessons_lib.pairs.data import PairExample
+from lessons_lib.pairs.encoding import collate_pairs, encode_pair
+from lessons_lib.syntax.buckets import DEFAULT_SCHEME
 from lessons_lib.syntax.parser import Parse
-from lessons_lib.vocab import Vocabulary
-from lessons_lib.multihead import merge_heads, split_heads
-from lessons_lib.syntax_bias import LearnedBucketBias
+from lessons_lib.pairs.vocab import Vocabulary
+from lessons_lib.attention.multihead import merge_heads, split_heads
+from lessons_lib.syntax_bias.variants import LearnedBucketBias
 
-N_BUCKETS = 14  # same word, distances 1..10, cross-sentence, special (plus one spare): the size barely matters
+N_BUCKETS = DEFAULT_SCHEME.n_buckets  # same word, distances 1..10, cross-sentence, special
 
 
 def sdpa_forward(self, query, key, value, mask=None, attn_bias=None):
@@ -96,10 +97,10 @@ def main(argv: list[str] | None = None) -> None:
     torch.set_num_threads(args.threads)
     torch.manual_seed(0)
     config = EncoderConfig(vocab_size=2000, d_model=256, n_heads=4, n_layers=args.layers, d_ff=1024,
-                           dropout=0.0, max_len=max(args.lengths))
+                           dropout=0.0, max_positions=max(args.lengths))
     encoder = Encoder(config).train()
     sdpa_encoder = with_sdpa(encoder)
-    bias = LearnedBucketBias(N_BUCKETS, config.n_heads, config.n_layers)
+    bias = LearnedBucketBias(DEFAULT_SCHEME, config.n_heads, config.n_layers)
     with torch.no_grad():
         bias.table.normal_()  # non-zero, so the equality check below is meaningful
 

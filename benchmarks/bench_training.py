@@ -1,6 +1,6 @@
 """Benchmark: training throughput (pairs per second) of the LCQMC presets on CPU.
 
-Each timed step is what :func:`lessons_lib.training.train_pair_classifier` does per batch:
+Each timed step is what :func:`lessons_lib.pairs.trainer.train_pair_classifier` does per batch:
 encode and pad the batch, forward, cross-entropy, backward, gradient clipping, AdamW step,
 scheduler step. The pairs come from the training split in use (``--data-dir``, else
 ``$LCQMC_DIR``, else the course's sample; the sample's questions are about as long as
@@ -21,12 +21,12 @@ import time
 import torch
 from torch.nn import functional as F
 
-from lessons_lib.lcqmc import load_lcqmc
-from lessons_lib.pair_classifier import PairClassifier, PairClassifierConfig
-from lessons_lib.pairs import make_batches
-from lessons_lib.presets import PRESETS
-from lessons_lib.training import build_optimizer, build_scheduler
-from lessons_lib.vocab import Vocabulary
+from lessons_lib.pairs.data import load_lcqmc
+from lessons_lib.pairs.classifier import PairClassifier
+from lessons_lib.pairs.config import PRESETS, resolve_configs
+from lessons_lib.pairs.encoding import make_batches
+from lessons_lib.pairs.trainer import build_optimizer, build_scheduler
+from lessons_lib.pairs.vocab import Vocabulary
 
 LCQMC_TRAIN_PAIRS = 238_766
 
@@ -35,10 +35,9 @@ class Runner:
     """One preset's model, optimiser and an endless stream of its training batches."""
 
     def __init__(self, preset_name: str, examples, vocab: Vocabulary) -> None:
-        preset = PRESETS[preset_name]
-        self.config = preset.train
+        model_config, self.config = resolve_configs(preset_name, vocab_size=len(vocab))
         torch.manual_seed(0)
-        self.model = PairClassifier(PairClassifierConfig(vocab_size=len(vocab), **preset.model)).train()
+        self.model = PairClassifier(model_config).train()
         self.optimizer = build_optimizer(self.model, self.config)
         self.scheduler = build_scheduler(self.optimizer, self.config, total_steps=10**6)
         self.examples, self.vocab, self.epoch = examples, vocab, 0

@@ -34,9 +34,9 @@ REPEATS = 3
 
 
 def shipped_sentences() -> list[str]:
-    from lessons_lib.lcqmc import load_lcqmc
+    from lessons_lib.pairs.data import load_lcqmc
     from lessons_lib.paths import LCQMC_SAMPLE_DIR
-    from lessons_lib.syntax.training import read_course_treebank
+    from lessons_lib.syntax.parser_training import read_course_treebank
 
     seen: dict[str, None] = {}
     data = load_lcqmc(LCQMC_SAMPLE_DIR)
@@ -131,7 +131,7 @@ def main(argv: list[str] | None = None) -> int:
     heads = [heads[i % len(heads)] for i in range(args.trees)]
     mismatches = time_distances(f"{len(heads)} parsed trees", heads, args.batch)
 
-    from lessons_lib.syntax.training import DEFAULT_UD_DIR, UD_TRAIN_FILES, read_ud
+    from lessons_lib.syntax.parser_training import DEFAULT_UD_DIR, UD_TRAIN_FILES, read_ud
 
     if DEFAULT_UD_DIR.is_dir():  # longer sentences: gold trees of UD GSDSimp (not shipped)
         gsd = read_ud(DEFAULT_UD_DIR, UD_TRAIN_FILES[:1])[UD_TRAIN_FILES[0]]

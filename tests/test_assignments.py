@@ -10,7 +10,7 @@ import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_notebook
 
-from lessons_lib.assignments import (
+from lessons_lib.course.assignments import (
     build_nbgrader_course,
     find_exercises,
     grade_executed,
@@ -21,7 +21,7 @@ from lessons_lib.assignments import (
     strip_solutions,
 )
 from lessons_lib.errors import CourseInputError
-from lessons_lib.notebooks import KERNEL_NAME, kernel_environment
+from lessons_lib.course.notebooks import KERNEL_NAME, kernel_environment
 from lessons_lib.paths import NOTEBOOKS_DIR
 
 LESSONS = sorted(NOTEBOOKS_DIR.glob("[0-9][0-9]_*.ipynb"))

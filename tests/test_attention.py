@@ -1,4 +1,4 @@
-"""Unit tests of lessons_lib.attention: values, masks, NaN handling and bad input."""
+"""Unit tests of lessons_lib.attention.functional: values, masks, NaN handling and bad input."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import math
 import pytest
 import torch
 
-from lessons_lib.attention import attention_scores, masked_softmax, padding_mask, scaled_dot_product_attention
+from lessons_lib.attention.functional import attention_scores, masked_softmax, padding_mask, scaled_dot_product_attention
 from lessons_lib.errors import CourseInputError
 
 

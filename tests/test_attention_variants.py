@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from lessons_lib.attention import (
+from lessons_lib.attention.functional import (
     AdditiveScore,
     BilinearScore,
     DotScore,

@@ -4,7 +4,7 @@ from dataclasses import asdict, dataclass
 
 import pytest
 
-from lessons_lib.configs import strict_from_dict
+from lessons_lib.validation import strict_from_dict
 from lessons_lib.errors import CourseInputError
 
 

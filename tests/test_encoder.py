@@ -8,25 +8,25 @@ import pytest
 import torch
 from torch import nn
 
-from lessons_lib.attention import padding_mask
-from lessons_lib.encoder import (
+from lessons_lib.attention.functional import padding_mask
+from lessons_lib.transformer.encoder import (
     Embeddings,
     Encoder,
     EncoderBlock,
-    EncoderConfig,
     PositionwiseFeedForward,
     block_gradient_norms,
     feed_forward_as_conv1d,
     load_torch_encoder_layer_weights,
 )
 from lessons_lib.errors import CourseInputError
-from lessons_lib.positional import sinusoidal_encoding
+from lessons_lib.transformer.config import EncoderConfig
+from lessons_lib.transformer.positional import sinusoidal_encoding
 
 D, H, FF = 32, 4, 64
 
 
 def _config(**overrides) -> EncoderConfig:
-    values = dict(vocab_size=20, d_model=D, n_heads=H, n_layers=2, d_ff=FF, dropout=0.0, max_len=16)
+    values = dict(vocab_size=20, d_model=D, n_heads=H, n_layers=2, d_ff=FF, dropout=0.0, max_positions=16)
     values.update(overrides)
     return EncoderConfig(**values)
 
@@ -43,7 +43,7 @@ def _batch():
 def test_default_config_matches_the_documented_api():
     config = EncoderConfig(vocab_size=100)
     assert (config.d_model, config.n_heads, config.n_layers, config.d_ff) == (256, 4, 1, 1024)
-    assert (config.dropout, config.max_len, config.n_segments, config.norm_first, config.pad_id) == (0.1, 512, 2, False, 0)
+    assert (config.dropout, config.max_positions, config.n_segments, config.norm_first, config.pad_id) == (0.1, 512, 2, False, 0)
 
 
 @pytest.mark.parametrize(
@@ -89,7 +89,7 @@ def test_token_embeddings_scaled_by_sqrt_d_match_the_position_size():
         (torch.full((2, 3), 20), torch.zeros(2, 3, dtype=torch.long), "vocab_size"),
         (torch.zeros(2, 3, dtype=torch.long), torch.full((2, 3), 2), "n_segments"),
         (torch.zeros(2, 3, dtype=torch.long), torch.zeros(2, 4, dtype=torch.long), "shape"),
-        (torch.zeros(2, 17, dtype=torch.long), torch.zeros(2, 17, dtype=torch.long), "max_len"),
+        (torch.zeros(2, 17, dtype=torch.long), torch.zeros(2, 17, dtype=torch.long), "max_positions"),
     ],
 )
 def test_embeddings_reject_bad_ids(token_ids, segment_ids, message):

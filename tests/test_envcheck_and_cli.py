@@ -9,8 +9,8 @@ import pytest
 import torch
 
 from lessons_lib.cli import build_parser, main
-from lessons_lib.envcheck import Check, check_cjk_font, check_environment, format_report
-from lessons_lib.reproducibility import set_seed, setup_reproducible
+from lessons_lib.course.envcheck import Check, check_cjk_font, check_environment, format_report
+from lessons_lib.course.reproducibility import set_seed, setup_reproducible
 
 
 def test_environment_check_passes_here():

@@ -7,7 +7,7 @@ import math
 import pytest
 import torch
 
-from lessons_lib import attention
+from lessons_lib.attention import functional as attention
 from lessons_lib.exercises import ExerciseCheckError, compare_tensor
 from lessons_lib.exercises.attention import check_attention, check_masked_softmax, check_scaled_scores
 

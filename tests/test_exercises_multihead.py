@@ -6,7 +6,7 @@ import pytest
 
 from lessons_lib.exercises import ExerciseCheckError
 from lessons_lib.exercises.multihead import check_key_padding_mask, check_split_heads
-from lessons_lib.multihead import split_heads
+from lessons_lib.attention.multihead import split_heads
 
 
 def test_reference_answers_pass(capsys):

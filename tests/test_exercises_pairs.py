@@ -6,7 +6,7 @@ import pytest
 
 from lessons_lib.exercises import ExerciseCheckError
 from lessons_lib.exercises.pairs import check_f1, check_segment_ids, check_truncation
-from lessons_lib.pairs import truncate_pair
+from lessons_lib.pairs.encoding import truncate_pair
 
 
 def reference_f1(predictions, labels):

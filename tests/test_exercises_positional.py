@@ -7,7 +7,7 @@ import torch
 
 from lessons_lib.exercises import ExerciseCheckError
 from lessons_lib.exercises.positional import check_shift_matrix, check_sinusoidal_table
-from lessons_lib.positional import shift_matrix, sinusoidal_encoding
+from lessons_lib.transformer.positional import shift_matrix, sinusoidal_encoding
 
 
 def _table(max_len, d_model, swap=False, halves=False, denominator=None):

@@ -12,7 +12,7 @@ from lessons_lib.exercises.syntax import (
     check_tree_distance_matrix,
 )
 from lessons_lib.syntax.distances import distance_matrix_reference
-from lessons_lib.syntax.pair_buckets import char_word_index
+from lessons_lib.syntax.buckets import char_word_index
 from lessons_lib.syntax.trees import depths
 
 

@@ -7,7 +7,7 @@ import torch
 
 from lessons_lib.exercises import ExerciseCheckError
 from lessons_lib.exercises.syntax_bias import check_bucket_bias, check_hard_mask
-from lessons_lib.syntax_bias import lookup_bias
+from lessons_lib.syntax_bias.variants import lookup_bias
 
 
 def _reference_hard_mask(buckets, max_distance):

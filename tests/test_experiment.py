@@ -10,23 +10,17 @@ import torch
 
 from lessons_lib import paths
 from lessons_lib.errors import CourseInputError
-from lessons_lib.experiment import (
-    BUCKETS_KEY,
-    ExperimentConfig,
-    bucket_extras,
-    build_model,
-    check_parse_alignment,
-    noisy_parses,
-    perturb_heads,
-    run_experiment,
-    subsample,
-)
-from lessons_lib.lcqmc import PairExample, load_lcqmc
-from lessons_lib.pairs import make_batches
-from lessons_lib.syntax.pair_buckets import DEFAULT_SCHEME, batch_pair_distance_buckets
+from lessons_lib.pairs.data import PairExample, load_lcqmc
+from lessons_lib.pairs.encoding import make_batches
+from lessons_lib.pairs.vocab import Vocabulary
+from lessons_lib.syntax.buckets import DEFAULT_SCHEME, batch_pair_distance_buckets
+from lessons_lib.syntax.noise import noisy_parses, perturb_heads
 from lessons_lib.syntax.parser import Parse
 from lessons_lib.syntax.trees import validate_heads
-from lessons_lib.vocab import Vocabulary
+from lessons_lib.syntax_bias.config import ExperimentConfig
+from lessons_lib.syntax_bias.experiment import build_model, load_trained, run_experiment, subsample
+from lessons_lib.syntax_bias.model import BUCKETS_KEY, bucket_extras, check_parse_alignment
+from lessons_lib.syntax_bias.results import ExperimentResult
 
 TINY_MODEL = {"d_model": 16, "d_ff": 32, "n_heads": 2, "n_layers": 2}
 TINY_TRAIN = {"epochs": 1, "batch_size": 8, "lr": 1e-3, "max_len": 32}
@@ -212,6 +206,9 @@ def test_parse_alignment_is_checked():
         (dict(parser_noise=2.0), "parser_noise"),
         (dict(train={"epochs": 0}), "epochs"),
         (dict(max_distance=0), "max_distance"),
+        (dict(bias_options={"decay": -1.0}), "decay"),
+        (dict(bias_options={"decay_rate": 1.0}), "unknown bias options"),
+        (dict(model={"n_layers": 2, "widht": 3}), "unknown options"),
     ],
 )
 def test_bad_experiment_options(overrides, message):
@@ -227,20 +224,52 @@ def test_run_experiment_writes_every_variant_and_seed_and_resumes(data_dir, tmp_
     parses = {t: _chain_parse(t) for t in SENTENCES}
     config = _config(parser_noise=0.2)
     results = run_experiment(data, parses, config, work_dir=tmp_path / "runs", progress=False, log=None)
-    assert [(r["variant"], r["seed"]) for r in results["runs"]] == [
+    assert [(r.variant, r.seed) for r in results.runs] == [
         (v, s) for s in (0, 1) for v in ("none", "learned", "fixed_decay", "hard_mask")]
-    assert {(m["variant"], m["seed"]) for m in results["mcnemar"]} == {
+    assert {(m.variant, m.seed) for m in results.mcnemar} == {
         (v, s) for s in (0, 1) for v in ("learned", "fixed_decay", "hard_mask")}
-    assert all(0.0 <= m["p_value"] <= 1.0 for m in results["mcnemar"])
-    assert len(results["learned_bias"]) == 2
-    assert len(results["learned_bias"][0]["mean_over_heads_and_layers"]) == DEFAULT_SCHEME.num_buckets
-    assert results["buckets"]["names"][1] == "d=1"
-    assert results["data"]["train_pairs"] == 30 and 0 < results["data"]["parser_noise_words_reattached"] < 1
-    assert set(results["summary"]) == {"none", "learned", "fixed_decay", "hard_mask"}
-    json.dumps(results)  # JSON-ready
+    assert all(0.0 <= m.p_value <= 1.0 for m in results.mcnemar)
+    assert len(results.learned_bias) == 2
+    assert len(results.learned_bias[0].mean_over_heads_and_layers) == DEFAULT_SCHEME.n_buckets
+    assert results.buckets["names"][1] == "d=1"
+    assert results.data.train_pairs == 30 and 0 < results.data.parser_noise_words_reattached < 1
+    assert set(results.summary) == {"none", "learned", "fixed_decay", "hard_mask"}
     again = run_experiment(data, parses, config, work_dir=tmp_path / "runs", progress=False, log=None)
-    assert [r["test_accuracy"] for r in again["runs"]] == [r["test_accuracy"] for r in results["runs"]]
-    assert again["learned_bias"] == results["learned_bias"]
+    assert [r.test_accuracy for r in again.runs] == [r.test_accuracy for r in results.runs]
+    assert again.learned_bias == results.learned_bias
+
+
+def test_results_round_trip_through_json(data_dir, tmp_path):
+    data = load_lcqmc(data_dir)
+    parses = {t: _chain_parse(t) for t in SENTENCES}
+    results = run_experiment(data, parses, _config(seeds=[0]), progress=False, log=None)
+    text = json.dumps(results.to_json())
+    assert ExperimentResult.from_json(json.loads(text)) == results
+    path = results.save(tmp_path / "r.json")
+    assert ExperimentResult.load(path) == results
+    assert "McNemar p" in results.format_table()
+    assert results.run("learned", 0).variant == "learned"
+    with pytest.raises(CourseInputError, match="no run"):
+        results.run("learned", 7)
+    with pytest.raises(CourseInputError, match="not the results"):
+        ExperimentResult.from_json({"config": {}})
+
+
+def test_a_finished_run_reloads_to_the_same_predictions(data_dir, tmp_path):
+    from lessons_lib.pairs.metrics import evaluate
+
+    data = load_lcqmc(data_dir)
+    parses = {t: _chain_parse(t) for t in SENTENCES}
+    config = _config(seeds=[0], variants=["none", "learned"], bias_options={"bias_lr_multiplier": 10.0})
+    results = run_experiment(data, parses, config, work_dir=tmp_path / "runs", progress=False, log=None)
+    record = results.run("learned", 0)
+    model, vocab = load_trained(tmp_path / "runs" / record.run_dir)
+    extras = bucket_extras(parses, DEFAULT_SCHEME, config.train_config(0).max_len)
+    again = evaluate(model, data.test.examples, vocab, max_len=config.train_config(0).max_len, extras_fn=extras)
+    assert again.predictions == record.test_predictions
+    assert model.syntax_bias.lr_multiplier == 10.0
+    with pytest.raises(CourseInputError, match="run folder not found"):
+        load_trained(tmp_path / "nowhere")
 
 
 def test_run_experiment_names_a_missing_parse(data_dir):
@@ -255,7 +284,7 @@ def test_command_line_runs_end_to_end_with_the_real_parser(data_dir, tmp_path, c
 
     out = tmp_path / "results.json"
     code = main(["experiment", "--data-dir", str(data_dir), "--out", str(out), "--variants", "none", "learned",
-                 "--seeds", "0", "--epochs", "1", "--d-model", "16", "--d-ff", "32", "--heads", "2",
+                 "--seeds", "0", "--epochs", "1", "--d-model", "16", "--d-ff", "32", "--n-heads", "2",
                  "--parser", str(paths.PARSER_MODEL_DIR), "--cache-dir", str(tmp_path / "cache"), "--no-progress"])
     assert code == 0
     results = json.loads(out.read_text(encoding="utf-8"))

@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 from lessons_lib.errors import CourseInputError
-from lessons_lib.lcqmc import find_split_file, load_lcqmc, read_lcqmc_file, resolve_data_dir
+from lessons_lib.pairs.data import find_split_file, load_lcqmc, read_lcqmc_file, resolve_data_dir
 from lessons_lib.paths import LCQMC_ENV_VAR, LCQMC_SAMPLE_DIR
-from lessons_lib.sample_builder import build_sample, char_overlap, read_question_groups
+from lessons_lib.pairs.sample import build_sample, char_overlap, read_question_groups
 
 
 def write(tmp_path: Path, content: bytes, name: str = "train.tsv") -> Path:

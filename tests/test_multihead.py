@@ -6,9 +6,9 @@ import pytest
 import torch
 from torch import nn
 
-from lessons_lib.attention import padding_mask, scaled_dot_product_attention
+from lessons_lib.attention.functional import padding_mask, scaled_dot_product_attention
 from lessons_lib.errors import CourseInputError
-from lessons_lib.multihead import (
+from lessons_lib.attention.multihead import (
     MultiHeadAttention,
     expand_mask,
     load_torch_multihead_weights,

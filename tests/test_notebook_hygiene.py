@@ -9,7 +9,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from lessons_lib.notebooks import KERNEL_NAME, recorded_fingerprint, source_fingerprint
+from lessons_lib.course.notebooks import KERNEL_NAME, recorded_fingerprint, source_fingerprint
 from lessons_lib.paths import NOTEBOOKS_DIR
 
 NOTEBOOKS = sorted(NOTEBOOKS_DIR.glob("[0-9][0-9]_*.ipynb"))

@@ -12,7 +12,7 @@ import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
 from lessons_lib.cli import main
-from lessons_lib.notebooks import (
+from lessons_lib.course.notebooks import (
     execute_notebook,
     notebook_paths,
     parse_parameters,

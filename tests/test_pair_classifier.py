@@ -6,16 +6,17 @@ import pytest
 import torch
 
 from lessons_lib.errors import CourseInputError
-from lessons_lib.pair_classifier import PairClassifier, PairClassifierConfig, match_flags, overlap_features
-from lessons_lib.pairs import collate_pairs, encode_pair
-from lessons_lib.vocab import Vocabulary
+from lessons_lib.pairs.classifier import PairClassifier, match_flags, overlap_features
+from lessons_lib.pairs.config import PairClassifierConfig
+from lessons_lib.pairs.encoding import collate_pairs, encode_pair
+from lessons_lib.pairs.vocab import Vocabulary
 
 VOCAB = Vocabulary.build(["什么花一年四季都开", "什么花一年四季都是开的", "电脑怎么录像？", "如何在计算机上录视频"])
 
 
 def small(**options) -> PairClassifier:
     torch.manual_seed(0)
-    config = PairClassifierConfig(vocab_size=len(VOCAB), d_model=16, n_heads=4, d_ff=32, **options)
+    config = PairClassifierConfig.from_options(len(VOCAB), d_model=16, n_heads=4, d_ff=32, **options)
     return PairClassifier(config).eval()
 
 
@@ -60,7 +61,7 @@ def test_attention_bias_hook_reaches_the_encoder() -> None:
             return batch.extras["bias"]
 
     torch.manual_seed(0)
-    config = PairClassifierConfig(vocab_size=len(VOCAB), d_model=16, n_heads=4, d_ff=32)
+    config = PairClassifierConfig.from_options(len(VOCAB), d_model=16, n_heads=4, d_ff=32)
     plain, biased = PairClassifier(config).eval(), Biased(config).eval()
     biased.load_state_dict(plain.state_dict())
     batch = batch_of(("电脑怎么录像？", "如何在计算机上录视频"))
@@ -74,4 +75,4 @@ def test_bad_input() -> None:
     with pytest.raises(CourseInputError, match="PairBatch"):
         small()(torch.zeros(1, 5, dtype=torch.long))
     with pytest.raises(CourseInputError, match="unknown"):
-        PairClassifierConfig.from_dict({"vocab_size": 10, "width": 3})
+        PairClassifierConfig.from_dict({"encoder": {"vocab_size": 10}, "width": 3})

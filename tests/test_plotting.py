@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from lessons_lib.errors import CourseInputError
-from lessons_lib.plotting import BUNDLED_FONT_NAME, attention_heatmap, setup_cjk_font
+from lessons_lib.course.plotting import BUNDLED_FONT_NAME, attention_heatmap, setup_cjk_font
 
 
 def _render_with_warnings(fig) -> list[str]:

@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from lessons_lib.errors import CourseInputError
-from lessons_lib.positional import angular_frequencies, shift_matrix, sinusoidal_encoding
+from lessons_lib.transformer.positional import angular_frequencies, shift_matrix, sinusoidal_encoding
 
 
 def test_formula_at_a_few_entries():

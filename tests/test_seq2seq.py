@@ -6,8 +6,9 @@ import pytest
 import torch
 
 from lessons_lib.errors import CourseInputError
-from lessons_lib.seq2seq import Seq2Seq, Seq2SeqConfig, exact_match, run_trial, train_seq2seq
-from lessons_lib.toy_tasks import numeral_split
+from lessons_lib.seq2seq.model import Seq2Seq, Seq2SeqConfig
+from lessons_lib.seq2seq.training import exact_match, run_trial, train_seq2seq
+from lessons_lib.seq2seq.numerals import numeral_split
 
 
 @pytest.fixture(scope="module", autouse=True)

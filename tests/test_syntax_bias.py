@@ -12,10 +12,10 @@ import math
 import pytest
 import torch
 
-from lessons_lib.encoder import Encoder, EncoderConfig
 from lessons_lib.errors import CourseInputError
-from lessons_lib.syntax_bias import (
-    BucketLayout,
+from lessons_lib.syntax.buckets import BucketScheme
+from lessons_lib.syntax_bias.registry import FixedDecayOptions, HardMaskOptions, LearnedOptions, options_for
+from lessons_lib.syntax_bias.variants import (
     FixedDecayBias,
     HardMaskBias,
     LearnedBucketBias,
@@ -23,9 +23,11 @@ from lessons_lib.syntax_bias import (
     lookup_bias,
     make_bias,
 )
+from lessons_lib.transformer.config import EncoderConfig
+from lessons_lib.transformer.encoder import Encoder
 
 MAX_D = 4
-LAYOUT = BucketLayout.from_distances(range(1, MAX_D + 1), same_word=0, cross_sentence=MAX_D + 1, special=MAX_D + 2)
+LAYOUT = BucketScheme(max_distance=MAX_D)
 SAME, CROSS, SPECIAL = 0, MAX_D + 1, MAX_D + 2
 D, H, LAYERS = 16, 4, 2
 
@@ -92,7 +94,7 @@ def _batch(pad_extra: int = 0, seed: int = 0):
 
 def _encoder(seed: int = 0) -> Encoder:
     torch.manual_seed(seed)
-    config = EncoderConfig(vocab_size=30, d_model=D, n_heads=H, n_layers=LAYERS, d_ff=32, dropout=0.0, max_len=64)
+    config = EncoderConfig(vocab_size=30, d_model=D, n_heads=H, n_layers=LAYERS, d_ff=32, dropout=0.0, max_positions=64)
     return Encoder(config).eval()
 
 
@@ -100,9 +102,9 @@ LEARNED_OPTIONS = [
     dict(),
     dict(per_head=True),
     dict(learn_scale=True),
-    dict(share_layers=False),
-    dict(per_head=True, learn_scale=True, share_layers=False),
-    dict(lr_multiplier=10.0),
+    dict(per_layer_tables=True),
+    dict(per_head=True, learn_scale=True, per_layer_tables=True),
+    dict(bias_lr_multiplier=10.0),
 ]
 
 
@@ -126,7 +128,7 @@ def test_batch_helper_builds_what_the_layout_says():
 def test_zero_table_equals_baseline_exactly_at_init_and_for_any_weights(options):
     token_ids, segment_ids, key_mask, buckets = _batch()
     encoder = _encoder()
-    bias = LearnedBucketBias(LAYOUT.n_buckets, H, LAYERS, **options)
+    bias = LearnedBucketBias(LAYOUT, H, LAYERS, LearnedOptions(**options))
     with torch.no_grad():
         assert torch.equal(encoder(token_ids, segment_ids, key_mask, bias(buckets)),
                            encoder(token_ids, segment_ids, key_mask))
@@ -141,7 +143,7 @@ def test_zero_table_equals_baseline_exactly_at_init_and_for_any_weights(options)
 @pytest.mark.parametrize("variant", ["learned", "fixed_decay", "hard_mask"])
 def test_real_positions_do_not_change_with_more_padding(variant):
     encoder = _encoder()
-    bias = make_bias(variant, LAYOUT, H, LAYERS, per_head=True)
+    bias = make_bias(variant, LAYOUT, H, LAYERS, options_for(variant, {"per_head": True}))
     _randomise(bias, seed=2)
     outputs = []
     for extra in (0, 7):
@@ -183,7 +185,7 @@ def test_hard_mask_blocks_far_pairs_only_and_stays_minus_inf():
     token_ids, segment_ids, key_mask, buckets = _batch(pad_extra=2)
     encoder = _encoder()
     encoder.set_keep_attention(True)
-    hard = HardMaskBias(LAYOUT, max_distance=1, n_layers=LAYERS)
+    hard = HardMaskBias(LAYOUT, n_layers=LAYERS, options=HardMaskOptions(hard_max_distance=1))
     biases = hard(buckets)
     blocked = (buckets >= 2) & (buckets <= MAX_D)
     assert torch.isneginf(biases[0][:, 0][blocked]).all()
@@ -213,7 +215,7 @@ def test_gradients_reach_the_table(options):
     token_ids, segment_ids, key_mask, buckets = _batch()
     encoder = _encoder()
     encoder.train()
-    bias = LearnedBucketBias(LAYOUT.n_buckets, H, LAYERS, **options)
+    bias = LearnedBucketBias(LAYOUT, H, LAYERS, LearnedOptions(**options))
     encoder(token_ids, segment_ids, key_mask, bias(buckets)).pow(2).sum().backward()
     grad = bias.table.grad
     assert grad is not None and torch.isfinite(grad).all()
@@ -233,7 +235,7 @@ def test_a_bucket_absent_from_the_batch_gets_no_gradient():
     token_ids, segment_ids, key_mask, buckets = _batch()
     buckets = buckets.masked_fill(buckets == 3, 2)  # no pair at distance 3 any more
     encoder = _encoder()
-    bias = LearnedBucketBias(LAYOUT.n_buckets, H, LAYERS)
+    bias = LearnedBucketBias(LAYOUT, H, LAYERS)
     encoder(token_ids, segment_ids, key_mask, bias(buckets)).pow(2).sum().backward()
     assert bias.table.grad[..., 3].abs().sum() == 0
     assert bias.table.grad[..., 2].abs().sum() > 0
@@ -250,9 +252,9 @@ def test_lookup_shapes_and_padding_pitfall():
 
 
 def test_fixed_tables_follow_the_layout():
-    fixed = FixedDecayBias(LAYOUT, decay=0.5)
+    fixed = FixedDecayBias(LAYOUT, options=FixedDecayOptions(decay=0.5))
     assert fixed.table[0, 0].tolist() == [0.0, -0.5, -1.0, -1.5, -2.0, 0.0, 0.0]
-    hard = HardMaskBias(LAYOUT, max_distance=2)
+    hard = HardMaskBias(LAYOUT, options=HardMaskOptions(hard_max_distance=2))
     values = hard.table[0, 0].tolist()
     assert values[:3] == [0.0, 0.0, 0.0] and all(math.isinf(v) and v < 0 for v in values[3:5])
     assert values[5:] == [0.0, 0.0]
@@ -262,10 +264,10 @@ def test_fixed_tables_follow_the_layout():
 
 def test_shared_table_gives_one_tensor_for_every_block():
     _, _, _, buckets = _batch()
-    shared = LearnedBucketBias(LAYOUT.n_buckets, H, 3)
+    shared = LearnedBucketBias(LAYOUT, H, 3)
     biases = shared(buckets)
     assert len(biases) == 3 and biases[0] is biases[2] and biases[0].shape[1] == 1
-    per_layer = LearnedBucketBias(LAYOUT.n_buckets, H, 3, per_head=True, share_layers=False)
+    per_layer = LearnedBucketBias(LAYOUT, H, 3, LearnedOptions(per_head=True, per_layer_tables=True))
     biases = per_layer(buckets)
     assert len(biases) == 3 and biases[0] is not biases[1] and biases[0].shape[1] == H
     assert per_layer.bias_per_bucket().shape == (3, H, LAYOUT.n_buckets)
@@ -286,20 +288,22 @@ def test_bad_buckets_are_rejected(buckets, message):
     with pytest.raises(CourseInputError, match=message):
         check_buckets(buckets, LAYOUT.n_buckets)
     with pytest.raises(CourseInputError, match=message):
-        LearnedBucketBias(LAYOUT.n_buckets)(buckets)
+        LearnedBucketBias(LAYOUT)(buckets)
 
 
 def test_bad_options_are_rejected():
     with pytest.raises(CourseInputError, match="variant"):
         make_bias("soft", LAYOUT, H, LAYERS)
-    with pytest.raises(CourseInputError, match="n_buckets"):
-        LearnedBucketBias(0)
+    with pytest.raises(CourseInputError, match="n_layers"):
+        LearnedBucketBias(LAYOUT, H, 0)
     with pytest.raises(CourseInputError, match="decay"):
-        FixedDecayBias(LAYOUT, decay=-1)
-    with pytest.raises(CourseInputError, match="distinct"):
-        BucketLayout.from_distances([1, 2], same_word=0, cross_sentence=0, special=1)
+        FixedDecayOptions(decay=-1)
+    with pytest.raises(CourseInputError, match="takes HardMaskOptions"):
+        make_bias("hard_mask", LAYOUT, H, LAYERS, FixedDecayOptions())
+    with pytest.raises(CourseInputError, match="max_distance"):
+        BucketScheme(max_distance=0)
     with pytest.raises(CourseInputError, match="kind"):
-        BucketLayout(("distance", "weird"), (1.0, math.nan), ("a", "b"))
+        LAYOUT.index("weird")
 
 
 def test_lr_multiplier_scales_the_first_adam_step():
@@ -307,7 +311,7 @@ def test_lr_multiplier_scales_the_first_adam_step():
     moved = {}
     for multiplier in (1.0, 10.0):
         encoder = _encoder()
-        bias = LearnedBucketBias(LAYOUT.n_buckets, H, LAYERS, lr_multiplier=multiplier)
+        bias = LearnedBucketBias(LAYOUT, H, LAYERS, LearnedOptions(bias_lr_multiplier=multiplier))
         optimizer = torch.optim.Adam(bias.parameters(), lr=1e-3, eps=1e-15)
         encoder(token_ids, segment_ids, key_mask, bias(buckets)).pow(2).sum().backward()
         optimizer.step()
@@ -315,14 +319,14 @@ def test_lr_multiplier_scales_the_first_adam_step():
     # Adam's first step is lr · sign(grad) per entry: 10x in effective units.
     assert torch.allclose(moved[10.0], 10 * moved[1.0], rtol=1e-3)
     assert torch.allclose(moved[1.0], torch.full_like(moved[1.0], 1e-3), rtol=1e-3)
-    with pytest.raises(CourseInputError, match="lr_multiplier"):
-        LearnedBucketBias(3, lr_multiplier=0)
+    with pytest.raises(CourseInputError, match="bias_lr_multiplier"):
+        LearnedOptions(bias_lr_multiplier=0)
 
 
 def test_invariants_with_the_course_bucket_function_and_layout():
-    from lessons_lib.syntax.pair_buckets import DEFAULT_SCHEME, batch_pair_distance_buckets
+    from lessons_lib.syntax.buckets import DEFAULT_SCHEME, batch_pair_distance_buckets
 
-    layout = DEFAULT_SCHEME.layout()
+    layout = DEFAULT_SCHEME
     pairs = [(("怎么", "学", "英语"), (1, -1, 1), ("英语", "难", "吗"), (1, -1, 1)),
              (("今天", "天气", "好"), (2, 2, -1), ("下雨", "了"), (-1, 0))]
     encoder = _encoder()
@@ -335,7 +339,7 @@ def test_invariants_with_the_course_bucket_function_and_layout():
         token_ids = (torch.arange(length)[None, :] % 25 + 1).expand(2, -1).masked_fill(~key_mask, 0)
         segment_ids = torch.zeros_like(token_ids)
         for variant in ("learned", "fixed_decay", "hard_mask"):
-            bias = make_bias(variant, layout, H, LAYERS, per_head=True)
+            bias = make_bias(variant, layout, H, LAYERS, options_for(variant, {"per_head": True}))
             if variant == "learned":
                 assert torch.equal(encoder(token_ids, segment_ids, key_mask, bias(buckets)),
                                    encoder(token_ids, segment_ids, key_mask))
@@ -351,10 +355,10 @@ def test_invariants_with_the_course_bucket_function_and_layout():
 
 
 def test_bias_table_and_scale_are_not_weight_decayed():
-    from lessons_lib.syntax_bias import LearnedBucketBias
-    from lessons_lib.training import parameter_groups
+    from lessons_lib.pairs.trainer import parameter_groups
+    from lessons_lib.syntax.buckets import DEFAULT_SCHEME
 
-    module = torch.nn.ModuleDict({"bias": LearnedBucketBias(13, n_heads=4, learn_scale=True),
+    module = torch.nn.ModuleDict({"bias": LearnedBucketBias(DEFAULT_SCHEME, 4, 1, LearnedOptions(learn_scale=True)),
                                   "proj": torch.nn.Linear(4, 4)})
     decay, no_decay = parameter_groups(module, 0.01)
     names = {id(p): n for n, p in module.named_parameters()}

@@ -1,4 +1,4 @@
-"""Word trees → bucket ids over the character tokens of a pair (lessons_lib.syntax.pair_buckets)."""
+"""Word trees → bucket ids over the character tokens of a pair (lessons_lib.syntax.buckets)."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from lessons_lib.errors import CourseInputError
-from lessons_lib.pairs import encode_pair
+from lessons_lib.pairs.encoding import encode_pair
 from lessons_lib.syntax.distances import tree_distances
-from lessons_lib.syntax.pair_buckets import (
+from lessons_lib.syntax.buckets import (
     CROSS_SENTENCE_BUCKET,
     DEFAULT_SCHEME,
     NUM_BUCKETS,
@@ -23,8 +23,8 @@ from lessons_lib.syntax.pair_buckets import (
     pair_distance_buckets,
     pair_tokens,
 )
-from lessons_lib.syntax_bias import check_buckets
-from lessons_lib.vocab import Vocabulary
+from lessons_lib.syntax_bias.variants import check_buckets
+from lessons_lib.pairs.vocab import Vocabulary
 
 # 电脑 怎么 录像 ？ (录像 root)  /  如何 在 计算机 上 录 视频 (录 root)
 A_WORDS, A_HEADS = ["电脑", "怎么", "录像", "？"], [2, 2, -1, 2]
@@ -99,12 +99,12 @@ def test_log_buckets_are_monotone_and_cover_every_id():
     ids = scheme.bucket(torch.arange(0, 80)).tolist()
     assert ids[:5] == [0, 1, 2, 3, 4]
     assert ids == sorted(ids) and ids[-1] == 8 and set(ids) == set(range(9))
-    assert scheme.names()[-3] == "d≥32"
+    assert scheme.names[-3] == "d≥32"
 
 
-def test_layout_agrees_with_the_syntax_bias_module():
-    layout = DEFAULT_SCHEME.layout()
-    assert layout.n_buckets == NUM_BUCKETS
+def test_the_scheme_says_what_each_id_means():
+    layout = DEFAULT_SCHEME
+    assert layout.n_buckets == NUM_BUCKETS == len(layout.kinds) == len(layout.distances) == len(layout.names)
     assert layout.index("same_word") == [SAME_WORD_BUCKET]
     assert layout.index("cross_sentence") == [CROSS_SENTENCE_BUCKET]
     assert layout.index("special") == [SPECIAL_BUCKET]

@@ -9,7 +9,7 @@ import pytest
 from lessons_lib import paths
 from lessons_lib.cli import build_parser
 from lessons_lib.errors import CourseInputError
-from lessons_lib.syntax.training import (
+from lessons_lib.syntax.parser_training import (
     DEFAULT_UD_DIR,
     SCORES_FILE,
     UD_EVAL_FILE,

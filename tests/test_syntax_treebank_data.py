@@ -6,7 +6,7 @@ import pytest
 
 from lessons_lib.syntax import question_grammar
 from lessons_lib.syntax.segmentation import segment
-from lessons_lib.syntax.training import TEMPLATE_FILE, read_course_treebank, split_course_treebank
+from lessons_lib.syntax.parser_training import TEMPLATE_FILE, read_course_treebank, split_course_treebank
 from lessons_lib.syntax.treebank import format_conllu
 
 

@@ -6,7 +6,8 @@ import pytest
 import torch
 
 from lessons_lib.errors import CourseInputError
-from lessons_lib.toy_tasks import CharVocab, chinese_numeral, numeral_split, reversal_batch
+from lessons_lib.seq2seq.numerals import SymbolTable, chinese_numeral, numeral_split
+from lessons_lib.transformer.reversal import reversal_batch
 
 
 @pytest.mark.parametrize(
@@ -60,7 +61,7 @@ def test_numeral_rejects_bad_numbers(bad):
 
 
 def test_vocab_round_trip_and_batch():
-    vocab = CharVocab("0123456789")
+    vocab = SymbolTable("0123456789")
     assert vocab.encode("305", bos=True, eos=True) == [1, 6, 3, 8, 2]
     ids, lengths = vocab.batch(["305", "7"], eos=True)
     assert ids.tolist() == [[6, 3, 8, 2], [10, 2, 0, 0]] and lengths.tolist() == [4, 2]
@@ -68,7 +69,7 @@ def test_vocab_round_trip_and_batch():
     with pytest.raises(CourseInputError, match="not in the vocabulary"):
         vocab.encode("3a")
     with pytest.raises(CourseInputError, match="distinct"):
-        CharVocab("00")
+        SymbolTable("00")
     with pytest.raises(CourseInputError, match="empty"):
         vocab.batch([])
 

@@ -11,21 +11,20 @@ import torch
 from torch import nn
 
 from lessons_lib.errors import CourseInputError
-from lessons_lib.lcqmc import PairExample
-from lessons_lib.pair_classifier import PairClassifier, PairClassifierConfig
-from lessons_lib.presets import PRESETS, TrainConfig
-from lessons_lib.training import (
-    metrics_from_logits,
+from lessons_lib.pairs.data import PairExample
+from lessons_lib.pairs.classifier import PairClassifier
+from lessons_lib.pairs.config import PRESETS, PairClassifierConfig, TrainConfig, resolve_configs
+from lessons_lib.pairs.metrics import mcnemar_exact, metrics_from_logits
+from lessons_lib.pairs.runs import load_checkpoint, load_pair_classifier
+from lessons_lib.pairs.trainer import (
     EpochMetrics,
     best_dev_epoch,
     build_optimizer,
     build_scheduler,
-    load_checkpoint,
-    mcnemar_exact,
     parameter_groups,
     train_pair_classifier,
 )
-from lessons_lib.vocab import Vocabulary
+from lessons_lib.pairs.vocab import Vocabulary
 
 QUESTIONS = ["花生几月种", "什么花四季开", "电脑怎么录像", "如何录视频", "手机怎么截图", "怎样截屏"]
 TRAIN = [PairExample(a, b, int(i // 2 == j // 2)) for i, a in enumerate(QUESTIONS) for j, b in enumerate(QUESTIONS) if i != j]
@@ -36,7 +35,7 @@ CONFIG = TrainConfig(epochs=3, batch_size=8, lr=1e-3, warmup_ratio=0.2, schedule
 
 def tiny_model() -> PairClassifier:
     torch.manual_seed(1)
-    return PairClassifier(PairClassifierConfig(vocab_size=len(VOCAB), d_model=16, n_heads=2, d_ff=32, match_flags=True))
+    return PairClassifier(PairClassifierConfig.from_options(len(VOCAB), d_model=16, n_heads=2, d_ff=32, match_flags=True))
 
 
 def test_parameter_groups_exclude_biases_and_norm_weights() -> None:
@@ -102,6 +101,31 @@ def test_resume_refuses_other_options_or_vocabulary(tmp_path: Path) -> None:
         load_checkpoint(tmp_path / "checkpoint.pt", other_vocab)
 
 
+def test_a_finished_run_reloads_and_predicts_the_same(tmp_path: Path) -> None:
+    model = tiny_model()
+    result = train_pair_classifier(model, TRAIN, DEV, VOCAB, replace(CONFIG, epochs=1), out_dir=tmp_path,
+                                   progress=False, log=None, model_config=model.config.to_dict())
+    reloaded, vocab, run = load_pair_classifier(tmp_path)
+    assert vocab.fingerprint() == VOCAB.fingerprint() and run.epoch == 1
+    from lessons_lib.pairs.metrics import evaluate
+
+    assert evaluate(reloaded, DEV, vocab).predictions == result.dev.predictions
+
+
+def test_checkpoints_are_loaded_without_running_code(tmp_path: Path) -> None:
+    class Payload:
+        def __reduce__(self):
+            return (Path.touch, (tmp_path / "pwned",))
+
+    torch.save({"model_state": {}, "payload": Payload()}, tmp_path / "checkpoint.pt")
+    with pytest.raises(CourseInputError, match="not a readable course checkpoint"):
+        load_checkpoint(tmp_path / "checkpoint.pt")
+    assert not (tmp_path / "pwned").exists()
+    (tmp_path / "truncated.pt").write_bytes((tmp_path / "checkpoint.pt").read_bytes()[:20])
+    with pytest.raises(CourseInputError, match="truncated.pt"):
+        load_checkpoint(tmp_path / "truncated.pt")
+
+
 def test_training_learns_the_toy_task() -> None:
     result = train_pair_classifier(tiny_model(), TRAIN, TRAIN, VOCAB, replace(CONFIG, epochs=10), progress=False, log=None)
     assert result.history[-1].train_loss < result.history[0].train_loss
@@ -145,10 +169,31 @@ def test_config_validation_and_presets() -> None:
         TrainConfig(schedule="cosine")
     with pytest.raises(CourseInputError, match="lr"):
         TrainConfig(lr=0)
-    textbook = PRESETS["textbook"]
-    assert (textbook.model["n_layers"], textbook.model["n_heads"], textbook.model["norm_first"]) == (1, 4, False)
-    assert (textbook.train.lr, textbook.train.epochs, textbook.train.batch_size, textbook.train.clip_norm) == (5e-5, 3, 32, 1.0)
-    assert TrainConfig.from_dict(textbook.train.to_dict()) == textbook.train
+    model, train = resolve_configs("textbook", vocab_size=100)
+    assert (model.encoder.n_layers, model.encoder.n_heads, model.encoder.norm_first) == (1, 4, False)
+    assert (train.lr, train.epochs, train.batch_size, train.clip_norm) == (5e-5, 3, 32, 1.0)
+    assert TrainConfig.from_dict(train.to_dict()) == train
+    assert PairClassifierConfig.from_dict(model.to_dict()) == model
+    assert set(PRESETS) == {"textbook", "matchflags"}
+
+
+def test_overrides_mean_the_same_everywhere() -> None:
+    model, train = resolve_configs("matchflags", {"d_model": 64, "epochs": 2, "lr": None, "pad_id": 0}, vocab_size=50)
+    assert (model.encoder.d_model, train.epochs, train.lr) == (64, 2, 3e-4)  # None = not set: the preset's lr
+    assert model.match_flags and model.encoder.n_segments == 4
+    assert model.options()["d_model"] == 64 and "vocab_size" not in model.options()
+    with pytest.raises(CourseInputError, match="unknown options"):
+        resolve_configs("textbook", {"epochz": 3})
+    with pytest.raises(CourseInputError, match="preset"):
+        resolve_configs("nope")
+    with pytest.raises(CourseInputError, match="max_positions"):
+        resolve_configs("textbook", {"max_positions": 32, "max_len": 64})
+    with pytest.raises(CourseInputError, match="n_segments"):
+        PairClassifierConfig(encoder=model.encoder, match_flags=False)
+    with pytest.raises(CourseInputError, match="lr must be finite"):
+        TrainConfig(lr=float("inf"))
+    with pytest.raises(CourseInputError, match="weight_decay must be a number"):
+        TrainConfig(weight_decay=float("nan"))
 
 
 def test_command_line_trains_resumes_and_compares(tmp_path: Path, capsys: pytest.CaptureFixture, monkeypatch) -> None:
@@ -181,7 +226,7 @@ def test_command_line_build_sample(tmp_path: Path, capsys: pytest.CaptureFixture
     from lessons_lib.paths import LCQMC_SAMPLE_DIR
 
     assert main(["build-sample", "--out-dir", str(tmp_path)]) == 0
-    from lessons_lib.sample_builder import read_question_groups
+    from lessons_lib.pairs.sample import read_question_groups
 
     groups = read_question_groups()
     expected = f"{sum(len(g.questions) for g in groups)} questions in {len(groups)} groups"
@@ -201,8 +246,8 @@ def test_command_line_reports_bad_lines_and_lenient_mode_skips_them(tmp_path: Pa
     tiny = ["--data-dir", str(data), "--d-model", "16", "--d-ff", "32", "--n-heads", "2", "--epochs", "1",
             "--threads", "1", "--no-progress"]
     assert main(["train", "--out", str(tmp_path / "strict"), *tiny]) == 2
-    out = capsys.readouterr().out
-    assert "train.tsv, line 13" in out and "lenient" in out
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and "train.tsv, line 13" in err and "lenient" in err
     assert main(["train", "--out", str(tmp_path / "lenient"), "--lenient", *tiny]) == 0
     out = capsys.readouterr().out
     assert "data: argument" in out and "skipped lines: 1 (lines 13)" in out

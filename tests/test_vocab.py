@@ -9,9 +9,9 @@ import pytest
 import torch
 
 from lessons_lib.errors import CourseInputError
-from lessons_lib.lcqmc import PairExample
-from lessons_lib.pairs import collate_pairs, encode_pair, make_batches, truncate_pair
-from lessons_lib.vocab import SPECIAL_TOKENS, Vocabulary, tokenize_chars
+from lessons_lib.pairs.data import PairExample
+from lessons_lib.pairs.encoding import collate_pairs, encode_pair, make_batches, truncate_pair
+from lessons_lib.pairs.vocab import SPECIAL_TOKENS, Vocabulary, tokenize_chars
 
 
 @pytest.fixture()

@@ -3,6 +3,10 @@
 Each command group lives in its own module of this package and exposes
 ``register(subparsers)``; :data:`COMMAND_MODULES` lists them. Heavy imports (torch,
 spaCy, nbclient) happen inside the command handlers, so ``lessons --help`` stays fast.
+
+One error path: a :class:`~lessons_lib.errors.CourseInputError` raised anywhere in a
+command (bad data, a bad option, a mismatched checkpoint) ends the command with one line
+``error: …`` on stderr and exit status 2; any other exception is a bug and keeps its traceback.
 """
 
 from __future__ import annotations
@@ -10,6 +14,8 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
+
+from lessons_lib.errors import CourseInputError
 
 COMMAND_MODULES = (
     "lessons_lib.cli.notebook_commands",
@@ -36,7 +42,11 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     """Entry point: parse ``argv`` and run the chosen command; returns the exit status."""
     args = build_parser().parse_args(argv)
-    return int(args.handler(args) or 0)
+    try:
+        return int(args.handler(args) or 0)
+    except CourseInputError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

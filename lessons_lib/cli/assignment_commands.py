@@ -27,14 +27,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _paths(args: argparse.Namespace) -> list[Path]:
-    from lessons_lib.notebooks import notebook_paths
+    from lessons_lib.course.notebooks import notebook_paths
     from lessons_lib.paths import NOTEBOOKS_DIR
 
     return notebook_paths(args.paths, NOTEBOOKS_DIR)
 
 
 def run_student(args: argparse.Namespace) -> int:
-    from lessons_lib.assignments import build_student_version
+    from lessons_lib.course.assignments import build_student_version
 
     for path in build_student_version(_paths(args), args.out):
         print(f"wrote {path}")
@@ -42,7 +42,7 @@ def run_student(args: argparse.Namespace) -> int:
 
 
 def run_grade(args: argparse.Namespace) -> int:
-    from lessons_lib.assignments import format_grades, grade_submissions
+    from lessons_lib.course.assignments import format_grades, grade_submissions
     from lessons_lib.paths import NOTEBOOKS_DIR
 
     report = grade_submissions(args.submissions, args.out, args.reference or NOTEBOOKS_DIR, timeout=args.timeout)
@@ -52,7 +52,7 @@ def run_grade(args: argparse.Namespace) -> int:
 
 
 def run_nbgrader_course(args: argparse.Namespace) -> int:
-    from lessons_lib.assignments import build_nbgrader_course
+    from lessons_lib.course.assignments import build_nbgrader_course
 
     names = build_nbgrader_course(_paths(args), args.out)
     print(f"course directory {args.out}: assignments {', '.join(names)}")

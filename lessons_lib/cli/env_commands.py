@@ -11,7 +11,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run_check_env(args: argparse.Namespace) -> int:
-    from lessons_lib.envcheck import check_environment, format_report
+    from lessons_lib.course.envcheck import check_environment, format_report
 
     checks = check_environment()
     print(format_report(checks))

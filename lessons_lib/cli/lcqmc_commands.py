@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import argparse
 
-from lessons_lib.presets import PRESETS
+from lessons_lib.cli.options import add_preset_arguments, preset_overrides
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -23,8 +23,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(handler=run_build_sample)
 
     p = subparsers.add_parser("train", help="train and evaluate a pair classifier on LCQMC-format data")
-    p.add_argument("--preset", default="textbook", choices=sorted(PRESETS),
-                   help="named recipe; the options below override its values")
     p.add_argument("--data-dir", default=None, help="folder with train/dev/test files (default: $LCQMC_DIR, else the sample)")
     p.add_argument("--out", required=True, help="output folder (checkpoint, metrics.json, vocab.json)")
     p.add_argument("--device", default="cpu", help="cpu (default) or cuda")
@@ -33,14 +31,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's choice)")
     p.add_argument("--limit-train", type=int, default=None, help="use only the first N training pairs (smoke tests)")
-    for name, kind in (("epochs", int), ("batch-size", int), ("lr", float), ("warmup-ratio", float),
-                       ("weight-decay", float), ("clip-norm", float), ("seed", int), ("max-len", int),
-                       ("swap-probability", float)):
-        p.add_argument(f"--{name}", type=kind, default=None, help="override the preset's value")
-    p.add_argument("--schedule", choices=("constant", "linear"), default=None, help="override the preset's value")
-    for name, kind in (("d-model", int), ("n-heads", int), ("n-layers", int), ("d-ff", int), ("dropout", float)):
-        p.add_argument(f"--{name}", type=kind, default=None, help="override the preset's model value")
-    p.add_argument("--norm", choices=("post", "pre"), default=None, help="Post-LN or Pre-LN blocks")
+    add_preset_arguments(p)
     p.set_defaults(handler=run_train)
 
     p = subparsers.add_parser("compare", help="exact McNemar test between two runs' test predictions")
@@ -51,68 +42,34 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run_build_sample(args: argparse.Namespace) -> int:
-    from lessons_lib.sample_builder import LCQMC_SAMPLE_DIR, SOURCE_FILE, build_sample
+    from lessons_lib.pairs.sample import LCQMC_SAMPLE_DIR, SOURCE_FILE, build_sample
 
     stats = build_sample(args.source or SOURCE_FILE, args.out_dir or LCQMC_SAMPLE_DIR, seed=args.seed)
     print(stats.report())
     return 0
 
 
-def _configs(args: argparse.Namespace, vocab_size: int):
-    from dataclasses import replace
-
-    from lessons_lib.pair_classifier import PairClassifierConfig
-
-    preset = PRESETS[args.preset]
-    train_overrides = {
-        field: getattr(args, field)
-        for field in ("epochs", "batch_size", "lr", "warmup_ratio", "weight_decay", "clip_norm", "seed",
-                      "max_len", "swap_probability", "schedule")
-        if getattr(args, field) is not None
-    }
-    model_options = dict(preset.model)
-    for field in ("d_model", "n_heads", "n_layers", "d_ff", "dropout"):
-        if getattr(args, field) is not None:
-            model_options[field] = getattr(args, field)
-    if args.norm is not None:
-        model_options["norm_first"] = args.norm == "pre"
-    train_config = replace(preset.train, **train_overrides)
-    model_options["max_len"] = max(model_options.get("max_len", 128), train_config.max_len)
-    return PairClassifierConfig(vocab_size=vocab_size, **model_options), train_config
-
-
 def run_train(args: argparse.Namespace) -> int:
-    import json
     from pathlib import Path
 
     import torch
 
-    from lessons_lib.errors import CourseInputError
-    from lessons_lib.lcqmc import load_lcqmc
-    from lessons_lib.pair_classifier import PairClassifier
-    from lessons_lib.reproducibility import set_seed
-    from lessons_lib.training import CHECKPOINT_NAME, best_dev_epoch, load_checkpoint, train_pair_classifier
-    from lessons_lib.vocab import Vocabulary
+    from lessons_lib.course.reproducibility import set_seed
+    from lessons_lib.pairs.classifier import PairClassifier
+    from lessons_lib.pairs.config import resolve_configs
+    from lessons_lib.pairs.data import load_lcqmc
+    from lessons_lib.pairs.runs import CHECKPOINT_NAME
+    from lessons_lib.pairs.trainer import train_pair_classifier
 
     if args.threads is not None:
         torch.set_num_threads(args.threads)
-    try:
-        data = load_lcqmc(args.data_dir, lenient=args.lenient)
-    except CourseInputError as error:
-        print(f"error: {error}")
-        return 2
+    data = load_lcqmc(args.data_dir, lenient=args.lenient)
     print(f"data: {data.source.origin} -> {data.source.path}" + (" (the course's sample, not LCQMC)" if data.source.is_sample else ""))
     print(data.summary())
     train_examples = data.train.examples[: args.limit_train] if args.limit_train else data.train.examples
     out = Path(args.out)
-    checkpoint_path = out / CHECKPOINT_NAME
-    resume = not args.no_resume and checkpoint_path.is_file()
-    if resume:  # the checkpoint's vocabulary, checked against the file next to it
-        vocab = Vocabulary.load(out / "vocab.json")
-        load_checkpoint(checkpoint_path, vocab)
-    else:
-        vocab = Vocabulary.build(t for ex in train_examples for t in (ex.text_a, ex.text_b))
-    model_config, train_config = _configs(args, len(vocab))
+    vocab = _vocabulary(out, train_examples, resume=not args.no_resume)
+    model_config, train_config = resolve_configs(args.preset, preset_overrides(args), len(vocab))
     print(f"preset {args.preset}: model {model_config.to_dict()}")
     print(f"training {train_config.to_dict()}")
     set_seed(train_config.seed)
@@ -125,22 +82,46 @@ def run_train(args: argparse.Namespace) -> int:
             model_config=model_config.to_dict(),
         )
     except KeyboardInterrupt:
-        print(f"interrupted; run the same command again to resume from {checkpoint_path}")
+        print(f"interrupted; run the same command again to resume from {out / CHECKPOINT_NAME}")
         return 130
-    except CourseInputError as error:
-        print(f"error: {error}")
-        return 2
+    _write_predictions(out, result, data)
+    _print_summary(out, result)
+    return 0
+
+
+def _vocabulary(out, train_examples, resume: bool):
+    """The vocabulary of a resumed run (checked against its checkpoint), else one built from the training pairs."""
+    from lessons_lib.pairs.runs import CHECKPOINT_NAME, VOCAB_NAME, load_checkpoint
+    from lessons_lib.pairs.vocab import Vocabulary
+
+    if resume and (out / CHECKPOINT_NAME).is_file():
+        vocab = Vocabulary.load(out / VOCAB_NAME)
+        load_checkpoint(out / CHECKPOINT_NAME, vocab)
+        return vocab
+    return Vocabulary.build(t for ex in train_examples for t in (ex.text_a, ex.text_b))
+
+
+def _write_predictions(out, result, data) -> None:
+    import json
+
+    from lessons_lib.pairs.runs import PREDICTIONS_NAME
+
     saved = {"dev": {"predictions": result.dev.predictions, "labels": [ex.label for ex in data.dev.examples]}}
     if result.test is not None:
         saved["test"] = {"predictions": result.test.predictions, "labels": [ex.label for ex in data.test.examples]}
-    (out / "predictions.json").write_text(json.dumps(saved) + "\n", encoding="utf-8")
+    (out / PREDICTIONS_NAME).write_text(json.dumps(saved) + "\n", encoding="utf-8")
+
+
+def _print_summary(out, result) -> None:
+    from lessons_lib.pairs.runs import METRICS_NAME
+    from lessons_lib.pairs.trainer import best_dev_epoch
+
     test_text = "" if result.test is None else f", test accuracy {result.test.accuracy:.4f} (F1 {result.test.f1:.4f})"
     print(f"final: dev accuracy {result.dev.accuracy:.4f} (F1 {result.dev.f1:.4f}){test_text}")
     best = result.history[best_dev_epoch(result.history) - 1]
     best_test = "" if best.test is None else f", test accuracy {best.test['accuracy']:.4f}"
     print(f"best dev epoch {best.epoch}: dev accuracy {best.dev['accuracy']:.4f}{best_test}")
-    print(f"metrics: {out / 'metrics.json'}")
-    return 0
+    print(f"metrics: {out / METRICS_NAME}")
 
 
 def run_compare(args: argparse.Namespace) -> int:
@@ -148,7 +129,7 @@ def run_compare(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from lessons_lib.errors import CourseInputError
-    from lessons_lib.training import mcnemar_exact
+    from lessons_lib.pairs.metrics import mcnemar_exact
 
     runs = []
     for run in (args.run_a, args.run_b):

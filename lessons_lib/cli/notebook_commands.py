@@ -25,7 +25,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run_execute(args: argparse.Namespace) -> int:
     from nbclient.exceptions import CellExecutionError
 
-    from lessons_lib.notebooks import execute_notebook, notebook_paths, parse_parameters
+    from lessons_lib.course.notebooks import execute_notebook, notebook_paths, parse_parameters
     from lessons_lib.paths import NOTEBOOKS_DIR
 
     parameters = parse_parameters(args.param)

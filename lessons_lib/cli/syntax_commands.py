@@ -18,7 +18,7 @@ from pathlib import Path
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    from lessons_lib.syntax.training import DEFAULT_UD_DIR
+    from lessons_lib.syntax.parser_training import DEFAULT_UD_DIR
 
     p = subparsers.add_parser("build-treebank", help="regenerate the template part of the course treebank")
     p.add_argument("--per-frame", type=int, default=60, help="sentences per grammar frame (default 60)")
@@ -52,7 +52,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run_build_treebank(args: argparse.Namespace) -> int:
     from lessons_lib.syntax.question_grammar import generate
-    from lessons_lib.syntax.training import HANDWRITTEN_FILE, TEMPLATE_FILE
+    from lessons_lib.syntax.parser_training import HANDWRITTEN_FILE, TEMPLATE_FILE
     from lessons_lib.syntax.treebank import read_conllu, write_conllu
 
     hand = read_conllu(HANDWRITTEN_FILE)
@@ -66,7 +66,7 @@ def run_build_treebank(args: argparse.Namespace) -> int:
 
 def run_train_parser(args: argparse.Namespace) -> int:
     from lessons_lib import paths
-    from lessons_lib.syntax.training import SCORES_FILE, save_scores, train_parser
+    from lessons_lib.syntax.parser_training import SCORES_FILE, save_scores, train_parser
 
     if not args.ud_dir.is_dir():
         print(f"error: UD folder not found: {args.ud_dir} (give it with --ud-dir)", file=sys.stderr)
@@ -90,6 +90,8 @@ def run_train_parser(args: argparse.Namespace) -> int:
 
 
 def run_preparse(args: argparse.Namespace) -> int:
+    from dataclasses import asdict
+
     from tqdm import tqdm
 
     from lessons_lib.syntax.cache import DEFAULT_CACHE_DIR, ParseCache, lcqmc_sentences, parse_with_cache
@@ -106,5 +108,5 @@ def run_preparse(args: argparse.Namespace) -> int:
     with cache, tqdm(total=len(texts), unit="sent") as bar:
         _, stats = parse_with_cache(texts, nlp, cache, batch_size=args.batch_size, progress=bar.update)
     seconds = time.perf_counter() - start
-    print(json.dumps({**stats.as_dict(), "seconds": round(seconds, 1)}))
+    print(json.dumps({**asdict(stats), "seconds": round(seconds, 1)}))
     return 0

@@ -91,6 +91,28 @@ def compare_tensor(
     """
     if not isinstance(expected, torch.Tensor):
         raise CourseInputError("`expected` must be a torch.Tensor")
+    got = _learner_tensor(exercise_id, got, expected, what)
+    expected = expected.detach().to(torch.float64) if expected.is_floating_point() else expected.detach()
+    close = _close(exercise_id, got, expected, atol, rtol, what)
+    if bool(close.all()):
+        return
+    for mistake in mistakes:
+        candidate = torch.as_tensor(mistake.expected).detach()
+        if candidate.shape == got.shape and bool(
+            torch.isclose(got.to(torch.float64), candidate.to(torch.float64), atol=atol, rtol=rtol, equal_nan=True).all()
+        ):
+            raise ExerciseCheckError(f"{exercise_id}: 形状正确，但数值不对。{mistake.explanation}")
+    pos = tuple(int(i) for i in (~close).nonzero()[0])
+    count = int((~close).sum())
+    raise ExerciseCheckError(
+        f"{exercise_id}: 形状正确，但有 {count} / {close.numel()} 个数值与期望不符；"
+        f"第一个不符的位置是 {pos}，你的值为 {float(got[pos]):.4f}。"
+        "检查公式中的每一步，以及求和 / softmax 所在的维度 (dim)。"
+    )
+
+
+def _learner_tensor(exercise_id: str, got: Any, expected: torch.Tensor, what: str) -> torch.Tensor:
+    """The learner's result as a detached tensor of the expected shape and kind (float64 if floating)."""
     if got is None:
         raise ExerciseCheckError(f"{exercise_id}: 你的函数没有返回值 (returned None)，是不是忘了 `return`？")
     try:
@@ -107,36 +129,24 @@ def compare_tensor(
             f"{exercise_id}: {what} 的形状 (shape) 应为 {tuple(expected.shape)}，"
             f"你的是 {tuple(got.shape)}。{hint}"
         )
-    got = got.detach().to(torch.float64) if got.is_floating_point() else got.detach()
-    expected = expected.detach().to(torch.float64) if expected.is_floating_point() else expected.detach()
     if got.is_floating_point() != expected.is_floating_point():
         raise ExerciseCheckError(
             f"{exercise_id}: {what} 的数据类型不对：应为{'浮点' if expected.is_floating_point() else '整数/布尔'}张量，"
             f"你的是 {got.dtype}"
         )
-    if got.is_floating_point():
-        new_nan = torch.isnan(got) & ~torch.isnan(expected)
-        if new_nan.any():
-            pos = tuple(int(i) for i in new_nan.nonzero()[0])
-            raise ExerciseCheckError(
-                f"{exercise_id}: {what} 在位置 {pos} 出现了 NaN。常见原因：整行都被遮蔽 (masked) 后做 softmax，"
-                "或除以了 0。"
-            )
-        close = torch.isclose(got, expected.to(got.dtype), atol=atol, rtol=rtol, equal_nan=True)
-    else:
-        close = got == expected
-    if bool(close.all()):
-        return
-    for mistake in mistakes:
-        candidate = torch.as_tensor(mistake.expected).detach()
-        if candidate.shape == got.shape and bool(
-            torch.isclose(got.to(torch.float64), candidate.to(torch.float64), atol=atol, rtol=rtol, equal_nan=True).all()
-        ):
-            raise ExerciseCheckError(f"{exercise_id}: 形状正确，但数值不对。{mistake.explanation}")
-    pos = tuple(int(i) for i in (~close).nonzero()[0])
-    count = int((~close).sum())
-    raise ExerciseCheckError(
-        f"{exercise_id}: 形状正确，但有 {count} / {close.numel()} 个数值与期望不符；"
-        f"第一个不符的位置是 {pos}，你的值为 {float(got[pos]):.4f}。"
-        "检查公式中的每一步，以及求和 / softmax 所在的维度 (dim)。"
-    )
+    return got.detach().to(torch.float64) if got.is_floating_point() else got.detach()
+
+
+def _close(exercise_id: str, got: torch.Tensor, expected: torch.Tensor, atol: float, rtol: float,
+           what: str) -> torch.Tensor:
+    """Element-wise agreement; a NaN where the expected value has none is an error of its own."""
+    if not got.is_floating_point():
+        return got == expected
+    new_nan = torch.isnan(got) & ~torch.isnan(expected)
+    if new_nan.any():
+        pos = tuple(int(i) for i in new_nan.nonzero()[0])
+        raise ExerciseCheckError(
+            f"{exercise_id}: {what} 在位置 {pos} 出现了 NaN。常见原因：整行都被遮蔽 (masked) 后做 softmax，"
+            "或除以了 0。"
+        )
+    return torch.isclose(got, expected.to(got.dtype), atol=atol, rtol=rtol, equal_nan=True)

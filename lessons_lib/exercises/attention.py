@@ -1,7 +1,7 @@
 """Checkers for the dot-product attention exercises (scores, masked softmax, attention).
 
 Each checker calls the learner's function on fixed, seeded inputs and compares the
-result with :mod:`lessons_lib.attention` on the same inputs; known mistakes get their
+result with :mod:`lessons_lib.attention.functional` on the same inputs; known mistakes get their
 own explanation.
 """
 
@@ -12,7 +12,7 @@ from typing import Callable
 
 import torch
 
-from lessons_lib.attention import attention_scores, masked_softmax, scaled_dot_product_attention
+from lessons_lib.attention.functional import attention_scores, masked_softmax, scaled_dot_product_attention
 from lessons_lib.exercises import KnownMistake, call_learner, compare_tensor, passed
 
 _SEED = 2024

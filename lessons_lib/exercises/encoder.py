@@ -9,7 +9,7 @@ import torch
 from torch import nn
 
 from lessons_lib.exercises import KnownMistake, call_learner, compare_tensor, passed
-from lessons_lib.positional import sinusoidal_encoding
+from lessons_lib.transformer.positional import sinusoidal_encoding
 
 _SEED = 2027
 _D = 8

@@ -7,7 +7,7 @@ from typing import Callable
 import torch
 
 from lessons_lib.exercises import ExerciseCheckError, KnownMistake, call_learner, compare_tensor, passed
-from lessons_lib.multihead import split_heads
+from lessons_lib.attention.multihead import split_heads
 
 _SEED = 2026
 

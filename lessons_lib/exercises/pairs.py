@@ -1,7 +1,7 @@
 """Checkers for the sentence-pair exercises: segment ids, truncation, F1.
 
 Each checker runs the learner's function on fixed inputs, compares with the package's own
-implementation (:mod:`lessons_lib.pairs`, :mod:`lessons_lib.training`) and explains known
+implementation (:mod:`lessons_lib.pairs.encoding`, :mod:`lessons_lib.pairs.trainer`) and explains known
 mistakes in words, never printing the expected values.
 """
 
@@ -12,8 +12,8 @@ from typing import Callable, Sequence
 import torch
 
 from lessons_lib.exercises import ExerciseCheckError, KnownMistake, call_learner, compare_tensor, passed
-from lessons_lib.pairs import truncate_pair
-from lessons_lib.training import metrics_from_logits
+from lessons_lib.pairs.encoding import truncate_pair
+from lessons_lib.pairs.metrics import metrics_from_logits
 
 # (len_a, len_b): the lesson's two examples, the shortest pair, and an unbalanced one.
 _LENGTH_CASES = ((9, 11), (7, 10), (1, 1), (12, 3))

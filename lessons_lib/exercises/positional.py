@@ -7,7 +7,7 @@ from typing import Callable
 import torch
 
 from lessons_lib.exercises import KnownMistake, call_learner, compare_tensor, passed
-from lessons_lib.positional import angular_frequencies, shift_matrix, sinusoidal_encoding
+from lessons_lib.transformer.positional import angular_frequencies, shift_matrix, sinusoidal_encoding
 
 
 def check_sinusoidal_table(fn: Callable[[int, int], torch.Tensor]) -> None:

@@ -1,7 +1,7 @@
 """Checkers for the encoder–decoder attention exercises (bilinear and additive scores).
 
 The learner gets raw weight matrices, not modules, so that the formula itself is what is
-written; the checkers compare with :mod:`lessons_lib.attention`'s score modules loaded
+written; the checkers compare with :mod:`lessons_lib.attention.functional`'s score modules loaded
 with the same weights.
 """
 
@@ -11,7 +11,7 @@ from typing import Callable
 
 import torch
 
-from lessons_lib.attention import AdditiveScore, BilinearScore
+from lessons_lib.attention.functional import AdditiveScore, BilinearScore
 from lessons_lib.exercises import KnownMistake, call_learner, compare_tensor, passed
 
 _SEED = 2025

@@ -13,7 +13,7 @@ import torch
 
 from lessons_lib.exercises import ExerciseCheckError, KnownMistake, call_learner, compare_tensor, passed
 from lessons_lib.syntax.distances import tree_distances
-from lessons_lib.syntax.pair_buckets import char_word_index
+from lessons_lib.syntax.buckets import char_word_index
 from lessons_lib.syntax.trees import depths, heads_from_conllu
 
 # Small fixed trees (0-based heads, root = -1) of different shapes: a star, a chain, a

@@ -1,6 +1,6 @@
 """Checkers for the syntax-biased attention exercises (bucket lookup, hard mask).
 
-The check inputs use the default bucket scheme of :mod:`lessons_lib.syntax.pair_buckets`:
+The check inputs use the default bucket scheme of :mod:`lessons_lib.syntax.buckets`:
 0 same word, 1–10 tree distances, 11 different sentences, 12 special tokens, -1 padding.
 """
 
@@ -11,12 +11,11 @@ from typing import Callable
 import torch
 
 from lessons_lib.exercises import KnownMistake, call_learner, compare_tensor, passed
-from lessons_lib.syntax_bias import BucketLayout, HardMaskBias, lookup_bias
+from lessons_lib.syntax.buckets import CROSS_SENTENCE_BUCKET, DEFAULT_SCHEME, NUM_BUCKETS, PAD_BUCKET, SPECIAL_BUCKET
+from lessons_lib.syntax_bias.registry import HardMaskOptions
+from lessons_lib.syntax_bias.variants import HardMaskBias, lookup_bias
 
 _SEED = 808  # seeds the check tables
-_N_BUCKETS = 13
-_CROSS, _SPECIAL = 11, 12
-_LAYOUT = BucketLayout.from_distances(range(1, 11), same_word=0, cross_sentence=_CROSS, special=_SPECIAL)
 
 
 def _buckets() -> torch.Tensor:
@@ -25,16 +24,16 @@ def _buckets() -> torch.Tensor:
     Every character is its own word and each sentence is a chain, so the tree distance of
     two characters of a sentence is how far apart they are.
     """
-    out = torch.full((2, 10, 10), -1, dtype=torch.long)
+    out = torch.full((2, 10, 10), PAD_BUCKET, dtype=torch.long)
     for row, (len_a, len_b) in enumerate(((4, 3), (3, 2))):
         part = [-1] + [0] * len_a + [-1] + [1] * len_b + [-1]
         n = len(part)
         for i in range(n):
             for j in range(n):
                 if part[i] < 0 or part[j] < 0:
-                    out[row, i, j] = _SPECIAL
+                    out[row, i, j] = SPECIAL_BUCKET
                 elif part[i] != part[j]:
-                    out[row, i, j] = _CROSS
+                    out[row, i, j] = CROSS_SENTENCE_BUCKET
                 else:
                     out[row, i, j] = abs(i - j)
     return out
@@ -42,7 +41,11 @@ def _buckets() -> torch.Tensor:
 
 def _table(rows: int) -> torch.Tensor:
     g = torch.Generator().manual_seed(_SEED + rows)
-    return torch.randn(rows, _N_BUCKETS, generator=g)
+    return torch.randn(rows, NUM_BUCKETS, generator=g)
+
+
+def _hard_mask(buckets: torch.Tensor, radius: int) -> torch.Tensor:
+    return HardMaskBias(DEFAULT_SCHEME, options=HardMaskOptions(hard_max_distance=radius))(buckets)[0]
 
 
 def check_bucket_bias(fn: Callable[[torch.Tensor, torch.Tensor], torch.Tensor]) -> None:
@@ -74,15 +77,15 @@ def check_hard_mask(fn: Callable[[torch.Tensor, int], torch.Tensor]) -> None:
     buckets = _buckets()
     for radius in (1, 2):
         got = call_learner(exercise, fn, buckets.clone(), radius)
-        expected = HardMaskBias(_LAYOUT, max_distance=radius)(buckets)[0]
+        expected = _hard_mask(buckets, radius)
         far = (buckets > radius)[:, None]
         closes_all = torch.zeros_like(expected).masked_fill(far, float("-inf"))  # cross/special closed too
         closes_pad = expected.masked_fill((buckets < 0)[:, None], float("-inf"))
-        off_by_one = HardMaskBias(_LAYOUT, max_distance=radius - 1)(buckets)[0]
+        off_by_one = _hard_mask(buckets, radius - 1)
         compare_tensor(
             exercise, got, expected,
             mistakes=[
-                KnownMistake(closes_all, "你把“跨句”(11) 和“特殊符号”(12) 两个桶也遮住了：它们的桶号比距离大，"
+                KnownMistake(closes_all, f"你把“跨句”({CROSS_SENTENCE_BUCKET}) 和“特殊符号”({SPECIAL_BUCKET}) 两个桶也遮住了：它们的桶号比距离大，"
                                          "但不是距离。跨句注意力被关掉，一个块就无法比较两个问句；[CLS] 也看不到句子。"),
                 KnownMistake(closes_pad, "填充位置 (-1) 应为 0，不是 -inf：填充的查询行会整行 -inf，softmax 得到 NaN。"),
                 KnownMistake(off_by_one, f"差一 (off-by-one)：距离恰好等于 max_distance={radius} 的词对应当保留。"),

@@ -7,15 +7,17 @@ Modules, by concept:
 - :mod:`~lessons_lib.syntax.treebank` — reading, validating and writing CoNLL-U.
 - :mod:`~lessons_lib.syntax.segmentation` — the course's word segmentation (jieba through
   spaCy's Chinese tokenizer).
-- :mod:`~lessons_lib.syntax.distances` — tree distances: the seed article's LCA walk
+- :mod:`~lessons_lib.syntax.distances` — tree distances: the syntax-bias article's LCA walk
   (reference) and the vectorised, batched ancestor-matrix version used everywhere else.
-- :mod:`~lessons_lib.syntax.pair_buckets` — from word trees to the character tokens of a
-  pair ``[CLS] s1 [SEP] s2 [SEP]``: distance buckets for syntax-biased attention.
+- :mod:`~lessons_lib.syntax.buckets` — from word trees to the character tokens of a
+  pair ``[CLS] s1 [SEP] s2 [SEP]``: distance buckets for syntax-biased attention, and what
+  each bucket id means.
+- :mod:`~lessons_lib.syntax.noise` — parser noise: trees made worse on purpose.
 - :mod:`~lessons_lib.syntax.parser` — the adapter around any spaCy pipeline with a parser.
 - :mod:`~lessons_lib.syntax.cache` — the on-disk parse cache.
 - :mod:`~lessons_lib.syntax.question_grammar` — the annotated template grammar that
   generates part of the course's question treebank.
-- :mod:`~lessons_lib.syntax.training` — training and evaluating the course's parser.
+- :mod:`~lessons_lib.syntax.parser_training` — training and evaluating the course's parser.
 
 Importing this package does not import spaCy or jieba; the submodules that need them do.
 """

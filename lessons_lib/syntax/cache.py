@@ -15,12 +15,13 @@ import hashlib
 import json
 import os
 import sqlite3
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable, Sequence
 
 from lessons_lib import paths
 from lessons_lib.errors import CourseInputError
+from lessons_lib.validation import check_int
 from lessons_lib.syntax.parser import Parse, check_texts, doc_to_parse
 
 DEFAULT_CACHE_DIR = paths.DATA_DIR / "cache" / "parses"
@@ -112,13 +113,10 @@ class ParseCache:
 class CacheStats:
     """What :func:`parse_with_cache` did: texts asked for, distinct texts, hits and parsed misses."""
 
-    requested: int = 0
-    distinct: int = 0
-    hits: int = 0
+    requested: int
+    distinct: int
+    hits: int
     parsed: int = 0
-
-    def as_dict(self) -> dict[str, int]:
-        return asdict(self)
 
 
 def parse_with_cache(
@@ -143,8 +141,7 @@ def parse_with_cache(
         ``(parses, stats)``: one :class:`Parse` per input text, in order.
     """
     texts = check_texts(texts)
-    if not isinstance(batch_size, int) or batch_size < 1:
-        raise CourseInputError(f"`batch_size` must be a positive int, got {batch_size!r}")
+    check_int(batch_size, "`batch_size`")
     distinct = list(dict.fromkeys(texts))
     found = cache.get_many(distinct)
     stats = CacheStats(requested=len(texts), distinct=len(distinct), hits=len(found))
@@ -166,13 +163,13 @@ def parse_with_cache(
 def lcqmc_sentences(data_dir: str | os.PathLike) -> tuple[list[str], dict[str, int]]:
     """Every distinct sentence of an LCQMC-format folder (train, dev, test), in file order.
 
-    Reads with :func:`lessons_lib.lcqmc.load_lcqmc` (strict: a malformed line is an error
+    Reads with :func:`lessons_lib.pairs.data.load_lcqmc` (strict: a malformed line is an error
     naming file and line).
 
     Returns:
         ``(sentences, counts)`` with counts of pairs per split and of distinct sentences.
     """
-    from lessons_lib.lcqmc import load_lcqmc
+    from lessons_lib.pairs.data import load_lcqmc
 
     data = load_lcqmc(data_dir)
     counts: dict[str, int] = {}

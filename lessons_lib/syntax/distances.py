@@ -6,7 +6,7 @@ head, 2 for two dependents of the same head, and so on.
 
 Two implementations, equal on every tree (property tests check it):
 
-- :func:`lca_distance_reference` / :func:`distance_matrix_reference` — the seed article's
+- :func:`lca_distance_reference` / :func:`distance_matrix_reference` — the syntax-bias article's
   algorithm, kept readable: lift the deeper word until both are at the same depth, then
   walk both up together until they meet at their lowest common ancestor (LCA); the
   distance is the number of steps taken. Pure Python, one pair at a time: O(n² · depth)

@@ -20,6 +20,7 @@ import math
 import torch
 
 from lessons_lib.errors import CourseInputError
+from lessons_lib.validation import check_int
 
 __all__ = [
     "attention_scores",
@@ -211,8 +212,8 @@ class BilinearScore(torch.nn.Module):
 
     def __init__(self, d_query: int, d_key: int) -> None:
         super().__init__()
-        _require_width("d_query", d_query)
-        _require_width("d_key", d_key)
+        check_int(d_query, "`d_query`")
+        check_int(d_key, "`d_key`")
         self.d_query, self.d_key = d_query, d_key
         self.key_to_query = torch.nn.Linear(d_key, d_query, bias=False)
 
@@ -233,7 +234,7 @@ class AdditiveScore(torch.nn.Module):
     def __init__(self, d_query: int, d_key: int, d_hidden: int) -> None:
         super().__init__()
         for name, value in (("d_query", d_query), ("d_key", d_key), ("d_hidden", d_hidden)):
-            _require_width(name, value)
+            check_int(value, f"`{name}`")
         self.d_query, self.d_key = d_query, d_key
         self.query_proj = torch.nn.Linear(d_query, d_hidden, bias=False)
         self.key_proj = torch.nn.Linear(d_key, d_hidden, bias=True)
@@ -288,11 +289,6 @@ def attend(
         )
     weights = masked_softmax(scores, mask)
     return weights @ value, weights
-
-
-def _require_width(name: str, value: object) -> None:
-    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-        raise CourseInputError(f"`{name}` must be a positive int, got {value!r}")
 
 
 def _require_last_dim(name: str, tensor: torch.Tensor, width: int) -> None:

@@ -14,7 +14,6 @@ can be copied across (:func:`load_torch_encoder_layer_weights`) and the outputs 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from typing import Sequence
 
 import torch
@@ -22,11 +21,11 @@ from torch import nn
 from torch.nn import functional as F
 
 from lessons_lib.errors import CourseInputError
-from lessons_lib.multihead import MultiHeadAttention, load_torch_multihead_weights
-from lessons_lib.positional import sinusoidal_encoding
+from lessons_lib.attention.multihead import MultiHeadAttention, load_torch_multihead_weights
+from lessons_lib.transformer.config import ACTIVATIONS, EncoderConfig
+from lessons_lib.transformer.positional import sinusoidal_encoding
 
 __all__ = [
-    "EncoderConfig",
     "Embeddings",
     "PositionwiseFeedForward",
     "EncoderBlock",
@@ -37,61 +36,7 @@ __all__ = [
 ]
 
 _ACTIVATIONS = {"relu": F.relu, "gelu": F.gelu}
-
-
-@dataclass
-class EncoderConfig:
-    """Sizes and switches of an :class:`Encoder`.
-
-    Attributes:
-        vocab_size: number of token ids (including the special tokens).
-        d_model: width ``D``.
-        n_heads: attention heads ``H`` (``D`` divisible by ``H``).
-        n_layers: number of encoder blocks.
-        d_ff: hidden width of the position-wise FFN.
-        dropout: dropout after the embeddings, on the attention weights, inside the FFN
-            and on each sub-layer's output before the residual addition.
-        max_len: longest sequence the position table covers.
-        n_segments: number of segment ids (2: sentence A and sentence B).
-        norm_first: ``False`` = Post-LN (the original Transformer, BERT), ``True`` = Pre-LN.
-        pad_id: the padding token id (its embedding is zero and receives no gradient).
-        activation: the FFN's non-linearity, ``"gelu"`` (BERT) or ``"relu"`` (the 2017 paper
-            and torch's default).
-        layer_norm_eps: epsilon of every LayerNorm (torch's default 1e-5).
-    """
-
-    vocab_size: int
-    d_model: int = 256
-    n_heads: int = 4
-    n_layers: int = 1
-    d_ff: int = 1024
-    dropout: float = 0.1
-    max_len: int = 512
-    n_segments: int = 2
-    norm_first: bool = False
-    pad_id: int = 0
-    activation: str = "gelu"
-    layer_norm_eps: float = 1e-5
-
-    def __post_init__(self) -> None:
-        for name in ("vocab_size", "d_model", "n_heads", "n_layers", "d_ff", "max_len", "n_segments"):
-            value = getattr(self, name)
-            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                raise CourseInputError(f"EncoderConfig.{name} must be a positive int, got {value!r}")
-        if self.d_model % self.n_heads:
-            raise CourseInputError(
-                f"EncoderConfig.d_model={self.d_model} must be divisible by n_heads={self.n_heads}"
-            )
-        if self.d_model % 2:
-            raise CourseInputError(f"EncoderConfig.d_model={self.d_model} must be even (sin/cos pairs)")
-        if not 0.0 <= self.dropout < 1.0:
-            raise CourseInputError(f"EncoderConfig.dropout must be in [0, 1), got {self.dropout!r}")
-        if not 0 <= self.pad_id < self.vocab_size:
-            raise CourseInputError(f"EncoderConfig.pad_id={self.pad_id} is outside the vocabulary [0, {self.vocab_size})")
-        if self.activation not in _ACTIVATIONS:
-            raise CourseInputError(
-                f"EncoderConfig.activation must be one of {sorted(_ACTIVATIONS)}, got {self.activation!r}"
-            )
+assert set(_ACTIVATIONS) == set(ACTIVATIONS), "transformer.config.ACTIVATIONS and the functions here must agree"
 
 
 def _check_ids(name: str, ids: torch.Tensor, upper: int, upper_name: str) -> None:
@@ -108,8 +53,8 @@ class Embeddings(nn.Module):
     """Token, position and segment embeddings, summed, normalised and dropped out.
 
     ``LayerNorm(token_emb · √D + PE + segment_emb)``, then dropout. The token table is
-    initialised with standard deviation ``1/√D`` (as in the Transformer paper), so a token
-    vector has norm ≈ 1; multiplying by √D gives it norm ≈ √D, the same order as a
+    initialised with standard deviation ``1/√D`` (the course's choice: the Transformer paper
+    does not state its initialisation), so a token vector has norm ≈ 1; multiplying by √D gives it norm ≈ √D, the same order as a
     sinusoidal position vector (norm √(D/2)). Without the factor the position would
     drown the token. Segment embeddings start at PyTorch's default N(0, 1) (norm ≈ √D).
     """
@@ -119,7 +64,7 @@ class Embeddings(nn.Module):
         self.config = config
         self.token = nn.Embedding(config.vocab_size, config.d_model, padding_idx=config.pad_id)
         self.segment = nn.Embedding(config.n_segments, config.d_model)
-        self.register_buffer("position", sinusoidal_encoding(config.max_len, config.d_model), persistent=False)
+        self.register_buffer("position", sinusoidal_encoding(config.max_positions, config.d_model), persistent=False)
         self.norm = nn.LayerNorm(config.d_model, eps=config.layer_norm_eps)
         self.dropout = nn.Dropout(config.dropout)
         self.scale = math.sqrt(config.d_model)
@@ -136,8 +81,8 @@ class Embeddings(nn.Module):
                 f"`segment_ids` {tuple(segment_ids.shape)} must have the shape of `token_ids` {tuple(token_ids.shape)}"
             )
         length = token_ids.shape[1]
-        if length > self.config.max_len:
-            raise CourseInputError(f"sequence length {length} exceeds max_len={self.config.max_len}")
+        if length > self.config.max_positions:
+            raise CourseInputError(f"sequence length {length} exceeds max_positions={self.config.max_positions}")
         summed = self.token(token_ids) * self.scale + self.position[:length] + self.segment(segment_ids)
         return self.dropout(self.norm(summed))
 

@@ -1,7 +1,7 @@
 """From word trees to the character tokens of a pair: distance buckets for attention.
 
 The model reads characters: ``[CLS] s1 [SEP] s2 [SEP]`` then padding, the layout of
-:func:`lessons_lib.pairs.encode_pair` (characters of the text, whitespace left out, the
+:func:`lessons_lib.pairs.encoding.encode_pair` (characters of the text, whitespace left out, the
 longer sentence truncated first). The parser gives a tree over *words*. Each character
 belongs to exactly one word, so the distance between two positions ``p`` and ``q`` is:
 
@@ -25,8 +25,10 @@ applied to tree distances), still within ids ``1 … D``.
 
 Bucket ids of the default scheme (``max_distance=10``): 0 same word, 1–10 distances,
 11 different sentences, 12 special tokens, -1 padding — :data:`NUM_BUCKETS` = 13 ids
-that index a bias table (padding is never looked up). :meth:`BucketScheme.layout` gives
-the same description as a :class:`lessons_lib.syntax_bias.BucketLayout`.
+that index a bias table (padding is never looked up). A :class:`BucketScheme` also says
+what each id means (:attr:`~BucketScheme.kinds`, :attr:`~BucketScheme.distances`,
+:attr:`~BucketScheme.names`): the bias variants of :mod:`lessons_lib.syntax_bias.variants`
+read it to give each kind of bucket its value.
 """
 
 from __future__ import annotations
@@ -38,11 +40,14 @@ from typing import Sequence
 import torch
 
 from lessons_lib.errors import CourseInputError
-from lessons_lib.pairs import truncate_pair
+from lessons_lib.pairs.encoding import truncate_pair
+from lessons_lib.pairs.vocab import CLS, SEP
 from lessons_lib.syntax.distances import batch_tree_distances
 from lessons_lib.syntax.trees import validate_heads
+from lessons_lib.validation import check_int
 
-CLS_TOKEN, SEP_TOKEN, PAD_TOKEN = "[CLS]", "[SEP]", "[PAD]"
+# The kinds of bucket an id can stand for; padding (-1) is not a bucket of the table.
+BUCKET_KINDS = ("distance", "same_word", "cross_sentence", "special")
 PAD_BUCKET = -1
 SAME_WORD_BUCKET = 0
 DEFAULT_MAX_DISTANCE = 10
@@ -67,8 +72,7 @@ class BucketScheme:
     log_max: int = 64
 
     def __post_init__(self) -> None:
-        if not isinstance(self.max_distance, int) or self.max_distance < 1:
-            raise CourseInputError(f"`max_distance` must be a positive int, got {self.max_distance!r}")
+        check_int(self.max_distance, "`max_distance`")
         if self.log_buckets:
             exact = self.exact_limit
             if not 1 <= exact < self.max_distance:
@@ -93,7 +97,7 @@ class BucketScheme:
         return self.max_distance + 2
 
     @property
-    def num_buckets(self) -> int:
+    def n_buckets(self) -> int:
         """Number of ids that index a bias table (padding, -1, excluded)."""
         return self.max_distance + 3
 
@@ -120,24 +124,33 @@ class BucketScheme:
             bounds.append((ds[0], None if b == self.max_distance else ds[-1]))
         return bounds
 
-    def names(self) -> list[str]:
+    @property
+    def kinds(self) -> tuple[str, ...]:
+        """The kind of each bucket id (one of :data:`BUCKET_KINDS`), id 0 first."""
+        return ("same_word",) + ("distance",) * self.max_distance + ("cross_sentence", "special")
+
+    @property
+    def distances(self) -> tuple[float, ...]:
+        """The smallest tree distance each id stands for; ``nan`` for the kinds that are not distances."""
+        return (math.nan, *(float(low) for low, _ in self.distance_bounds()), math.nan, math.nan)
+
+    @property
+    def names(self) -> tuple[str, ...]:
         """A short label per bucket id (``"same word"``, ``"d=1"``, ``"d≥10"``, ``"cross sentence"``, ``"special"``)."""
         labels = ["same word"]
         for low, high in self.distance_bounds():
             labels.append(f"d={low}" if high == low else (f"d≥{low}" if high is None else f"d={low}-{high}"))
-        return labels + ["cross sentence", "special"]
+        return (*labels, "cross sentence", "special")
 
-    def layout(self):
-        """This scheme as a :class:`lessons_lib.syntax_bias.BucketLayout` (for the bias modules)."""
-        from lessons_lib.syntax_bias import BucketLayout
-
-        return BucketLayout.from_distances([low for low, _ in self.distance_bounds()],
-                                           same_word=self.same_word, cross_sentence=self.cross_sentence,
-                                           special=self.special)
+    def index(self, kind: str) -> list[int]:
+        """Bucket ids of one kind, in id order."""
+        if kind not in BUCKET_KINDS:
+            raise CourseInputError(f"`kind` must be one of {BUCKET_KINDS}, got {kind!r}")
+        return [b for b, k in enumerate(self.kinds) if k == kind]
 
 
 DEFAULT_SCHEME = BucketScheme()
-NUM_BUCKETS = DEFAULT_SCHEME.num_buckets  # 13
+NUM_BUCKETS = DEFAULT_SCHEME.n_buckets  # 13
 CROSS_SENTENCE_BUCKET = DEFAULT_SCHEME.cross_sentence  # 11
 SPECIAL_BUCKET = DEFAULT_SCHEME.special  # 12
 
@@ -166,13 +179,11 @@ def pair_tokens(words_a: Sequence[str], words_b: Sequence[str], max_len: int | N
     chars_a, chars_b = _sentence_chars(words_a), _sentence_chars(words_b)
     if max_len is not None:
         chars_a, chars_b = truncate_pair(chars_a, chars_b, _check_max_len(max_len) - 3)
-    return [CLS_TOKEN, *chars_a, SEP_TOKEN, *chars_b, SEP_TOKEN]
+    return [CLS, *chars_a, SEP, *chars_b, SEP]
 
 
 def _check_max_len(max_len: int) -> int:
-    if not isinstance(max_len, int) or isinstance(max_len, bool) or max_len < 5:
-        raise CourseInputError(f"`max_len` must be an int ≥ 5 (3 special tokens + 1 character per sentence), got {max_len!r}")
-    return max_len
+    return check_int(max_len, "`max_len` (3 special tokens + 1 character per sentence)", minimum=5)
 
 
 def batch_pair_distance_buckets(
@@ -186,7 +197,7 @@ def batch_pair_distance_buckets(
     Args:
         pairs: ``(words_a, heads_a, words_b, heads_b)`` per pair; heads 0-based, root = -1.
         max_len: the model's maximum length (truncation, longer sentence first, as
-            :func:`lessons_lib.pairs.encode_pair`); ``None`` = no truncation.
+            :func:`lessons_lib.pairs.encoding.encode_pair`); ``None`` = no truncation.
         scheme: the bucket scheme.
         pad_to: the batch length ``L``; default the longest pair (after truncation).
 
@@ -197,7 +208,22 @@ def batch_pair_distance_buckets(
         raise CourseInputError("`pairs` is empty")
     if max_len is not None:
         _check_max_len(max_len)
-    sentences_words, sentences_heads, kept = [], [], []
+    heads, kept = _checked_pairs(pairs, max_len)
+    word_dist = batch_tree_distances(heads)  # (2B, W, W)
+    longest = max(len(a) + len(b) + 3 for a, b in kept)
+    L = longest if pad_to is None else pad_to
+    if L < longest:
+        raise CourseInputError(f"`pad_to`={pad_to} is shorter than the longest pair ({longest} positions)")
+    part, word = _position_parts(kept, L)
+    # Word distance for every same-sentence position pair: gather from that sentence's matrix.
+    sentence = 2 * torch.arange(len(pairs))[:, None] + part.clamp(min=0)  # (B, L) index into word_dist
+    within = word_dist[sentence[:, :, None], word[:, :, None], word[:, None, :]]  # (B, L, L)
+    return _mark_other_kinds(scheme.bucket(within), part, scheme)
+
+
+def _checked_pairs(pairs: Sequence, max_len: int | None) -> tuple[list[list[int]], list[tuple[list[int], list[int]]]]:
+    """Validate each pair; return the head arrays (a, b, a, b, ...) and each pair's per-character word index."""
+    heads_out, kept = [], []
     for b, pair in enumerate(pairs):
         if len(pair) != 4:
             raise CourseInputError(f"`pairs`[{b}] must be (words_a, heads_a, words_b, heads_b), got {len(pair)} items")
@@ -210,19 +236,20 @@ def batch_pair_distance_buckets(
         if max_len is not None:
             idx_a, idx_b = truncate_pair(idx_a, idx_b, max_len - 3)
         kept.append((idx_a, idx_b))
-        sentences_words += [words_a, words_b]
-        sentences_heads += [list(heads_a), list(heads_b)]
+        heads_out += [list(heads_a), list(heads_b)]
+    return heads_out, kept
 
-    word_dist = batch_tree_distances(sentences_heads)  # (2B, W, W)
-    B = len(pairs)
-    longest = max(len(a) + len(b) + 3 for a, b in kept)
-    L = longest if pad_to is None else pad_to
-    if L < longest:
-        raise CourseInputError(f"`pad_to`={pad_to} is shorter than the longest pair ({longest} positions)")
 
-    # Per position: which sentence (0 = a, 1 = b, -1 = special, -2 = padding) and which word.
-    part = torch.full((B, L), -2, dtype=torch.long)
-    word = torch.zeros((B, L), dtype=torch.long)
+def _position_parts(kept: Sequence[tuple[Sequence[int], Sequence[int]]], length: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """Per position of ``[CLS] a [SEP] b [SEP]``: which part and which word.
+
+    Returns:
+        ``part`` ``(B, L)`` long — 0 = sentence a, 1 = sentence b, -1 = special token,
+        -2 = padding — and ``word`` ``(B, L)`` long, the word index within its sentence
+        (0 where there is no word).
+    """
+    part = torch.full((len(kept), length), -2, dtype=torch.long)
+    word = torch.zeros((len(kept), length), dtype=torch.long)
     for b, (idx_a, idx_b) in enumerate(kept):
         na, nb = len(idx_a), len(idx_b)
         part[b, : na + nb + 3] = -1
@@ -230,16 +257,15 @@ def batch_pair_distance_buckets(
         part[b, 2 + na : 2 + na + nb] = 1
         word[b, 1 : 1 + na] = torch.as_tensor(idx_a, dtype=torch.long)
         word[b, 2 + na : 2 + na + nb] = torch.as_tensor(idx_b, dtype=torch.long)
+    return part, word
 
-    # Word distance for every same-sentence position pair: gather from that sentence's matrix.
-    sentence = 2 * torch.arange(B)[:, None] + part.clamp(min=0)  # (B, L) index into word_dist
-    within = word_dist[sentence[:, :, None], word[:, :, None], word[:, None, :]]  # (B, L, L)
-    buckets = scheme.bucket(within)
+
+def _mark_other_kinds(buckets: torch.Tensor, part: torch.Tensor, scheme: BucketScheme) -> torch.Tensor:
+    """Overwrite within-sentence ids with the cross-sentence, special and padding ids (padding wins)."""
     p, q = part[:, :, None], part[:, None, :]
     buckets = torch.where((p >= 0) & (q >= 0) & (p != q), torch.tensor(scheme.cross_sentence), buckets)
     buckets = torch.where((p == -1) | (q == -1), torch.tensor(scheme.special), buckets)
-    buckets = torch.where((p == -2) | (q == -2), torch.tensor(PAD_BUCKET), buckets)
-    return buckets
+    return torch.where((p == -2) | (q == -2), torch.tensor(PAD_BUCKET), buckets)
 
 
 def pair_distance_buckets(

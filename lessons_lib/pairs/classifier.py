@@ -1,6 +1,6 @@
 """Sentence-pair classifier: the encoder plus the ``[CLS]`` head of the textbook chapter.
 
-``[CLS] s1 [SEP] s2 [SEP]`` → :class:`lessons_lib.encoder.Encoder` → the ``[CLS]`` vector
+``[CLS] s1 [SEP] s2 [SEP]`` → :class:`lessons_lib.transformer.encoder.Encoder` → the ``[CLS]`` vector
 ``(B, D)`` → ``dense + tanh`` (BERT's "pooler") → dropout → ``Linear(D, 2)`` → two scores
 (logits) for "different meaning" (0) and "same meaning" (1).
 
@@ -23,52 +23,19 @@ to turn a batch's extras into an attention bias; the rest stays the same.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
-
 import torch
 from torch import nn
 
-from lessons_lib.encoder import Encoder, EncoderConfig
-from lessons_lib.configs import strict_from_dict
 from lessons_lib.errors import CourseInputError
-from lessons_lib.pairs import PairBatch
+from lessons_lib.pairs.config import PairClassifierConfig
+from lessons_lib.pairs.encoding import PairBatch
+from lessons_lib.pairs.vocab import SPECIAL_TOKENS
+from lessons_lib.transformer.encoder import Encoder
 
-__all__ = ["PairClassifierConfig", "PairClassifier", "match_flags", "overlap_features", "N_SPECIAL_IDS"]
+__all__ = ["PairClassifier", "match_flags", "overlap_features"]
 
-# Ids below this are [PAD], [UNK], [CLS], [SEP] (see lessons_lib.vocab); they never "match".
-N_SPECIAL_IDS = 4
-
-
-@dataclass
-class PairClassifierConfig:
-    """Encoder sizes (see :class:`EncoderConfig`) and the head's switches."""
-
-    vocab_size: int
-    d_model: int = 256
-    n_heads: int = 4
-    n_layers: int = 1
-    d_ff: int = 1024
-    dropout: float = 0.1
-    max_len: int = 128
-    norm_first: bool = False
-    activation: str = "gelu"
-    match_flags: bool = False
-    overlap_features: bool = False
-    n_classes: int = 2
-
-    def encoder_config(self) -> EncoderConfig:
-        return EncoderConfig(
-            vocab_size=self.vocab_size, d_model=self.d_model, n_heads=self.n_heads, n_layers=self.n_layers,
-            d_ff=self.d_ff, dropout=self.dropout, max_len=self.max_len, norm_first=self.norm_first,
-            n_segments=4 if self.match_flags else 2, activation=self.activation,
-        )
-
-    def to_dict(self) -> dict:
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, data: dict) -> "PairClassifierConfig":
-        return strict_from_dict(cls, data)
+# Ids below this are [PAD], [UNK], [CLS], [SEP]: special tokens never "match".
+_FIRST_CHARACTER_ID = len(SPECIAL_TOKENS)
 
 
 def match_flags(token_ids: torch.Tensor, segment_ids: torch.Tensor, key_mask: torch.Tensor) -> torch.Tensor:
@@ -77,7 +44,7 @@ def match_flags(token_ids: torch.Tensor, segment_ids: torch.Tensor, key_mask: to
     Args:
         token_ids, segment_ids: ``(B, L)`` long; key_mask: ``(B, L)`` bool, ``True`` = real.
     """
-    is_char = key_mask & (token_ids >= N_SPECIAL_IDS)
+    is_char = key_mask & (token_ids >= _FIRST_CHARACTER_ID)
     same_token = token_ids[:, :, None] == token_ids[:, None, :]  # (B, L, L)
     other_segment = segment_ids[:, :, None] != segment_ids[:, None, :]
     return (same_token & other_segment & is_char[:, None, :]).any(dim=-1) & is_char
@@ -86,7 +53,7 @@ def match_flags(token_ids: torch.Tensor, segment_ids: torch.Tensor, key_mask: to
 def overlap_features(token_ids: torch.Tensor, segment_ids: torch.Tensor, key_mask: torch.Tensor) -> torch.Tensor:
     """``(B, 3)`` float: share of A's characters found in B, of B's found in A, length difference."""
     matched = match_flags(token_ids, segment_ids, key_mask).float()
-    is_char = (key_mask & (token_ids >= N_SPECIAL_IDS)).float()
+    is_char = (key_mask & (token_ids >= _FIRST_CHARACTER_ID)).float()
     in_a, in_b = is_char * (segment_ids == 0), is_char * (segment_ids == 1)
     len_a, len_b = in_a.sum(1).clamp(min=1), in_b.sum(1).clamp(min=1)
     share_a = (matched * in_a).sum(1) / len_a
@@ -101,11 +68,12 @@ class PairClassifier(nn.Module):
     def __init__(self, config: PairClassifierConfig) -> None:
         super().__init__()
         self.config = config
-        self.encoder = Encoder(config.encoder_config())
+        self.encoder = Encoder(config.encoder)
         n_extra = 3 if config.overlap_features else 0
-        self.pooler = nn.Linear(config.d_model + n_extra, config.d_model)
-        self.dropout = nn.Dropout(config.dropout)
-        self.classifier = nn.Linear(config.d_model, config.n_classes)
+        d_model = config.encoder.d_model
+        self.pooler = nn.Linear(d_model + n_extra, d_model)
+        self.dropout = nn.Dropout(config.encoder.dropout)
+        self.classifier = nn.Linear(d_model, config.n_classes)
 
     def attention_bias(self, batch: PairBatch) -> torch.Tensor | None:
         """Hook for variants: an attention bias broadcastable to ``(B, H, L, L)``; none here."""
@@ -122,7 +90,7 @@ class PairClassifier(nn.Module):
     def forward(self, batch: PairBatch) -> torch.Tensor:
         """``(B, n_classes)`` logits for a :class:`PairBatch`."""
         if not isinstance(batch, PairBatch):
-            raise CourseInputError(f"PairClassifier takes a PairBatch (see lessons_lib.pairs), got {type(batch).__name__}")
+            raise CourseInputError(f"PairClassifier takes a PairBatch (see lessons_lib.pairs.encoding), got {type(batch).__name__}")
         cls_vector = self.encode(batch)[:, 0]  # (B, D): position 0 is [CLS]
         if self.config.overlap_features:
             cls_vector = torch.cat([cls_vector, overlap_features(batch.token_ids, batch.segment_ids, batch.key_mask)], 1)

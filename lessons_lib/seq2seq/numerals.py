@@ -1,11 +1,8 @@
-"""Small generated tasks for training attention models in seconds on a CPU.
+"""Chinese numerals → Arabic digits (``三百零五`` → ``305``): the seq2seq lesson's toy task.
 
-- Chinese numerals → Arabic digits (``三百零五`` → ``305``): a transduction task for the
-  seq2seq lesson. Generated here by :func:`chinese_numeral`, never shipped as data.
-- Digit-string reversal: a per-position task for encoder stacks (each output position
-  must look up another input position, so attention and positions are both needed).
-
-:class:`CharVocab` turns such strings into padded id tensors.
+A transduction task small enough to train in seconds on a CPU, generated here by
+:func:`chinese_numeral` (never shipped as data). :class:`SymbolTable` turns the strings of
+either side into padded id tensors, with ``<pad>``/``<bos>``/``<eos>`` for the decoder.
 """
 
 from __future__ import annotations
@@ -17,14 +14,14 @@ from typing import Iterable, Sequence
 import torch
 
 from lessons_lib.errors import CourseInputError
+from lessons_lib.validation import check_int
 
 __all__ = [
     "DIGITS",
     "chinese_numeral",
-    "CharVocab",
+    "SymbolTable",
     "NumeralSplit",
     "numeral_split",
-    "reversal_batch",
 ]
 
 DIGITS = "零一二三四五六七八九"
@@ -57,8 +54,7 @@ def chinese_numeral(n: int) -> str:
     start (``15`` → ``十五``) but ``一十`` inside (``115`` → ``一百一十五``); always ``二``,
     never the colloquial ``两``.
     """
-    if not isinstance(n, int) or isinstance(n, bool) or not 0 <= n <= MAX_NUMERAL:
-        raise CourseInputError(f"`n` must be an int in [0, {MAX_NUMERAL}], got {n!r}")
+    check_int(n, "`n`", minimum=0, maximum=MAX_NUMERAL)
     if n == 0:
         return DIGITS[0]
     groups = [n // 10 ** (4 * i) % 10**4 for i in range(3)]  # low to high
@@ -80,7 +76,7 @@ def chinese_numeral(n: int) -> str:
     return text
 
 
-class CharVocab:
+class SymbolTable:
     """Characters ↔ ids with three special tokens: ``<pad>`` = 0, ``<bos>`` = 1, ``<eos>`` = 2.
 
     Args:
@@ -136,8 +132,8 @@ class NumeralSplit:
 
     train: list[tuple[str, str]]
     test: list[tuple[str, str]]
-    source_vocab: CharVocab
-    target_vocab: CharVocab
+    source_vocab: SymbolTable
+    target_vocab: SymbolTable
 
 
 def numeral_split(n_train: int, n_test: int, max_value: int = 99_999, seed: int = 0) -> NumeralSplit:
@@ -153,8 +149,7 @@ def numeral_split(n_train: int, n_test: int, max_value: int = 99_999, seed: int 
         A :class:`NumeralSplit` with the vocabularies of both sides.
     """
     for name, value in (("n_train", n_train), ("n_test", n_test), ("max_value", max_value)):
-        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-            raise CourseInputError(f"`{name}` must be a positive int, got {value!r}")
+        check_int(value, f"`{name}`")
     if n_train + n_test > max_value + 1:
         raise CourseInputError(
             f"n_train + n_test = {n_train + n_test} distinct numbers do not fit in [0, {max_value}]"
@@ -167,37 +162,11 @@ def numeral_split(n_train: int, n_test: int, max_value: int = 99_999, seed: int 
     return NumeralSplit(
         train=pairs[:n_train],
         test=pairs[n_train:],
-        source_vocab=CharVocab(source_chars),
-        target_vocab=CharVocab("0123456789"),
+        source_vocab=SymbolTable(source_chars),
+        target_vocab=SymbolTable("0123456789"),
     )
 
 
 def _numeral_char_order(char: str) -> int:
     order = DIGITS + "十百千万亿"
     return order.index(char)
-
-
-def reversal_batch(
-    batch_size: int, min_len: int, max_len: int, n_symbols: int = 10, generator: torch.Generator | None = None
-) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """Random symbol strings of random length and their reversals, padded.
-
-    Symbols are ids ``1 … n_symbols`` (0 is padding). Output position ``i`` of a string
-    of length ``n`` must copy input position ``n - 1 - i``: a lookup by position that
-    only attention plus positional information can do.
-
-    Returns:
-        ``(inputs (B, L) long, targets (B, L) long, key_mask (B, L) bool)`` with
-        ``L = max_len``; targets are 0 at padding.
-    """
-    if not 1 <= min_len <= max_len:
-        raise CourseInputError(f"need 1 <= min_len <= max_len, got min_len={min_len}, max_len={max_len}")
-    if batch_size < 1 or n_symbols < 2:
-        raise CourseInputError(f"need batch_size >= 1 and n_symbols >= 2, got {batch_size}, {n_symbols}")
-    lengths = torch.randint(min_len, max_len + 1, (batch_size,), generator=generator)
-    positions = torch.arange(max_len)
-    key_mask = positions[None, :] < lengths[:, None]
-    inputs = torch.randint(1, n_symbols + 1, (batch_size, max_len), generator=generator) * key_mask
-    source_index = (lengths[:, None] - 1 - positions[None, :]).clamp(min=0)
-    targets = torch.gather(inputs, 1, source_index) * key_mask
-    return inputs, targets, key_mask

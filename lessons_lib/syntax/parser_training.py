@@ -29,6 +29,7 @@ from lessons_lib import paths
 from lessons_lib.errors import CourseInputError
 from lessons_lib.syntax.treebank import TreebankSentence, read_conllu
 from lessons_lib.syntax.trees import heads_to_spacy
+from lessons_lib.validation import check_choice
 
 TREEBANK_DIR = paths.DATA_DIR / "treebank"
 HANDWRITTEN_FILE = TREEBANK_DIR / "course_questions_handwritten.conllu"
@@ -198,7 +199,7 @@ def jieba_oracle_uas(sentences: Sequence[TreebankSentence]) -> float:
 
 
 @dataclass
-class TrainingRun:
+class ParserTrainingRun:
     """What :func:`train_parser` did."""
 
     output: Path
@@ -228,6 +229,95 @@ def _folder_size(path: Path) -> int:
     return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
 
 
+def _course_training_part(train: Sequence[TreebankSentence], templates_per_frame: int | None) -> list[TreebankSentence]:
+    """The course treebank's training sentences, at most ``templates_per_frame`` per grammar frame."""
+    if templates_per_frame is None:
+        return list(train)
+    per_frame: dict[str, int] = {}
+    kept = []
+    for s in train:
+        frame = s.comment("frame")
+        if frame is not None:
+            per_frame[frame] = per_frame.get(frame, 0) + 1
+            if per_frame[frame] > templates_per_frame:
+                continue
+        kept.append(s)
+    return kept
+
+
+def _training_sets(ud: dict[str, list[TreebankSentence]], split: dict[str, list[TreebankSentence]],
+                   use_course: bool, use_ud: bool, templates_per_frame: int | None):
+    """``(train, dev, counts)``: the sentences to train on, the model-selection set, and how many of each."""
+    train_set: list[TreebankSentence] = []
+    dev_set: list[TreebankSentence] = list(split["dev"])
+    counts: dict[str, int] = {}
+    if use_course:
+        course_train = _course_training_part(split["train"], templates_per_frame)
+        train_set += course_train
+        counts["course train (hand-written + templates)"] = len(course_train)
+    if use_ud:
+        for name in UD_TRAIN_FILES:
+            train_set += ud[name]
+            counts[name] = len(ud[name])
+    if not train_set:
+        raise CourseInputError("nothing to train on: enable the course treebank or the UD files")
+    if not dev_set:
+        dev_set = ud[UD_TRAIN_FILES[0]][:50]  # model selection needs a dev set; never Beginner
+    counts["dev (model selection)"] = len(dev_set)
+    return train_set, dev_set, counts
+
+
+_MODEL_META = {
+    "name": MODEL_NAME, "version": MODEL_VERSION, "license": "CC BY-SA 4.0",
+    "description": "Small Chinese dependency parser of the course 'attention, from dot products to "
+                   "syntax-biased Transformers' (jieba segmentation, UD v2 relations).",
+    "sources": [
+        {"name": "course question treebank (data/treebank)", "license": "CC BY-SA 4.0"},
+        *({"name": f"UD_Chinese {n}", "license": "CC BY-SA 4.0"} for n in UD_TRAIN_FILES),
+    ],
+}
+
+
+def _train_and_save(train_set, dev_set, work: Path, config: Path, max_epochs: int | None, select: str,
+                    output: Path) -> float:
+    """Train with spaCy in ``work``, save the selected model to ``output``; returns the training seconds."""
+    import spacy
+    from spacy.cli.train import train as spacy_train
+
+    vocab = spacy.blank("zh").vocab
+    write_docbin(train_set, work / "train.spacy", vocab)
+    write_docbin(dev_set, work / "dev.spacy", vocab)
+    overrides = {"paths.train": str(work / "train.spacy"), "paths.dev": str(work / "dev.spacy")}
+    if max_epochs is not None:
+        overrides["training.max_epochs"] = int(max_epochs)
+    start = time.perf_counter()
+    spacy_train(Path(config), work / "model", overrides=overrides, use_gpu=-1)
+    seconds = time.perf_counter() - start
+    nlp = spacy.load(work / "model" / f"model-{select}")
+    nlp.meta.update(_MODEL_META)
+    if output.exists():
+        shutil.rmtree(output)
+    nlp.to_disk(output)
+    scrub_training_paths(output)
+    return seconds
+
+
+def _evaluate_saved(output: Path, ud: dict[str, list[TreebankSentence]], split: dict[str, list[TreebankSentence]]):
+    """``(scores, jieba ceilings)`` of the saved parser on the Beginner file and the course's held-out parts."""
+    import spacy
+
+    from lessons_lib.syntax.parser import prepare_pipeline
+
+    prepared = prepare_pipeline(spacy.load(output))
+    eval_sets = {"beginner_part_a": ud[UD_EVAL_FILE], "course_heldout_hand": split["heldout_hand"],
+                 "course_heldout_templates": split["heldout_template"]}
+    eval_sets["course_heldout_all"] = split["heldout_hand"] + split["heldout_template"]
+    scores = {name: {seg: evaluate_parser(prepared, sents, seg) for seg in ("gold", "jieba")}
+              for name, sents in eval_sets.items() if sents}
+    ceilings = {name: jieba_oracle_uas(sents) for name, sents in eval_sets.items() if sents}
+    return scores, ceilings
+
+
 def train_parser(
     ud_dir: str | os.PathLike = DEFAULT_UD_DIR,
     output: str | os.PathLike = paths.PARSER_MODEL_DIR,
@@ -240,13 +330,14 @@ def train_parser(
     templates_per_frame: int | None = 15,
     select: str = "last",
     log=print,
-) -> TrainingRun:
+) -> ParserTrainingRun:
     """Train the parser, save it to ``output`` and evaluate it on both held-out sets.
 
     Args:
         ud_dir: folder with the UD files (:data:`UD_TRAIN_FILES` and :data:`UD_EVAL_FILE`).
         output: where the trained pipeline is written (replaced).
-        work_dir: where DocBins and spaCy's checkpoints go (a temporary folder by default).
+        work_dir: where DocBins and spaCy's checkpoints go (a temporary folder by default,
+            removed afterwards even when training fails).
         config: the spaCy training config.
         use_course, use_templates, use_ud: which training parts to use (for ablations).
         max_epochs: override the config's number of epochs.
@@ -260,91 +351,26 @@ def train_parser(
         log: where progress lines go.
 
     Returns:
-        A :class:`TrainingRun` with the wall time, the training counts and the scores.
+        A :class:`ParserTrainingRun` with the wall time, the training counts and the scores.
     """
     import tempfile
 
-    import spacy
-    from spacy.cli.train import train as spacy_train
-
-    from lessons_lib.syntax.parser import prepare_pipeline
-
+    check_choice(select, "`select`", ("last", "best"))
     ud = read_ud(ud_dir, (*UD_TRAIN_FILES, UD_EVAL_FILE))
     hand, templates = read_course_treebank()
     split = split_course_treebank(hand, templates if use_templates else [])
-    train_set: list[TreebankSentence] = []
-    dev_set: list[TreebankSentence] = list(split["dev"])
-    counts: dict[str, int] = {}
-    if select not in ("last", "best"):
-        raise CourseInputError(f"`select` must be 'last' or 'best', got {select!r}")
-    if use_course:
-        course_train = split["train"]
-        if templates_per_frame is not None:
-            per_frame: dict[str, int] = {}
-            kept = []
-            for s in course_train:
-                frame = s.comment("frame")
-                if frame is not None:
-                    per_frame[frame] = per_frame.get(frame, 0) + 1
-                    if per_frame[frame] > templates_per_frame:
-                        continue
-                kept.append(s)
-            course_train = kept
-        train_set += course_train
-        counts["course train (hand-written + templates)"] = len(course_train)
-    if use_ud:
-        for name in UD_TRAIN_FILES:
-            train_set += ud[name]
-            counts[name] = len(ud[name])
-    if not train_set:
-        raise CourseInputError("nothing to train on: enable the course treebank or the UD files")
-    if not dev_set:
-        dev_set = ud[UD_TRAIN_FILES[0]][:50]  # model selection needs a dev set; never Beginner
-    counts["dev (model selection)"] = len(dev_set)
-
-    tmp = tempfile.TemporaryDirectory() if work_dir is None else None
-    work = Path(work_dir or tmp.name)
-    work.mkdir(parents=True, exist_ok=True)
-    vocab = spacy.blank("zh").vocab
-    write_docbin(train_set, work / "train.spacy", vocab)
-    write_docbin(dev_set, work / "dev.spacy", vocab)
-    overrides = {"paths.train": str(work / "train.spacy"), "paths.dev": str(work / "dev.spacy")}
-    if max_epochs is not None:
-        overrides["training.max_epochs"] = int(max_epochs)
-    log(f"training on {len(train_set)} sentences ({counts}); dev {len(dev_set)}")
-    start = time.perf_counter()
-    spacy_train(Path(config), work / "model", overrides=overrides, use_gpu=-1)
-    seconds = time.perf_counter() - start
-
-    nlp = spacy.load(work / "model" / f"model-{select}")
-    nlp.meta.update({
-        "name": MODEL_NAME, "version": MODEL_VERSION, "license": "CC BY-SA 4.0",
-        "description": "Small Chinese dependency parser of the course 'attention, from dot products to "
-                       "syntax-biased Transformers' (jieba segmentation, UD v2 relations).",
-        "sources": [
-            {"name": "course question treebank (data/treebank)", "license": "CC BY-SA 4.0"},
-            *({"name": f"UD_Chinese {n}", "license": "CC BY-SA 4.0"} for n in UD_TRAIN_FILES),
-        ],
-    })
+    train_set, dev_set, counts = _training_sets(ud, split, use_course, use_ud, templates_per_frame)
     output = Path(output)
-    if output.exists():
-        shutil.rmtree(output)
-    nlp.to_disk(output)
-    scrub_training_paths(output)
-    if tmp is not None:
-        tmp.cleanup()
-
-    prepared = prepare_pipeline(spacy.load(output))
-    eval_sets = {"beginner_part_a": ud[UD_EVAL_FILE], "course_heldout_hand": split["heldout_hand"],
-                 "course_heldout_templates": split["heldout_template"]}
-    eval_sets["course_heldout_all"] = split["heldout_hand"] + split["heldout_template"]
-    scores = {name: {seg: evaluate_parser(prepared, sents, seg) for seg in ("gold", "jieba")}
-              for name, sents in eval_sets.items() if sents}
-    ceilings = {name: jieba_oracle_uas(sents) for name, sents in eval_sets.items() if sents}
-    return TrainingRun(output, seconds, counts, scores, _folder_size(output), ceilings)
+    log(f"training on {len(train_set)} sentences ({counts}); dev {len(dev_set)}")
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(work_dir) if work_dir is not None else Path(tmp)
+        work.mkdir(parents=True, exist_ok=True)
+        seconds = _train_and_save(train_set, dev_set, work, Path(config), max_epochs, select, output)
+    scores, ceilings = _evaluate_saved(output, ud, split)
+    return ParserTrainingRun(output, seconds, counts, scores, _folder_size(output), ceilings)
 
 
-def save_scores(run: TrainingRun, path: str | os.PathLike = SCORES_FILE) -> None:
+def save_scores(run: ParserTrainingRun, path: str | os.PathLike = SCORES_FILE) -> None:
     """Write the run's counts, scores, size and training time as JSON."""
     Path(path).write_text(json.dumps({
         "training_sentences": run.counts, "scores": run.scores, "jieba_oracle_uas": run.jieba_ceilings,

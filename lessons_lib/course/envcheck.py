@@ -37,7 +37,7 @@ def check_cjk_font() -> Check:
 
     from matplotlib.figure import Figure
 
-    from lessons_lib.plotting import setup_cjk_font
+    from lessons_lib.course.plotting import setup_cjk_font
 
     try:
         name = setup_cjk_font()

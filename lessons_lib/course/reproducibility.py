@@ -7,6 +7,8 @@ import random
 
 import torch
 
+from lessons_lib.validation import check_int
+
 # Float reductions depend on how work is split over threads; a fixed count keeps printed
 # numbers identical on machines with different core counts. One thread: the lessons' small
 # tensors gain nothing from more, and on a busy 2-core machine two threads waiting on each
@@ -20,8 +22,7 @@ def set_seed(seed: int) -> torch.Generator:
     Args:
         seed: a non-negative integer.
     """
-    if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
-        raise ValueError(f"`seed` must be a non-negative int, got {seed!r}")
+    check_int(seed, "`seed`", minimum=0)
     random.seed(seed)
     try:
         import numpy as np
@@ -44,8 +45,7 @@ def setup_reproducible(seed: int = 0, threads: int = DEFAULT_THREADS, precision:
     Returns:
         A ``torch.Generator`` seeded with ``seed``, for code that wants its own stream.
     """
-    if not isinstance(threads, int) or threads < 1:
-        raise ValueError(f"`threads` must be a positive int, got {threads!r}")
+    check_int(threads, "`threads`")
     os.environ.setdefault("PYTHONHASHSEED", str(seed))
     torch.set_num_threads(threads)
     torch.use_deterministic_algorithms(True, warn_only=True)

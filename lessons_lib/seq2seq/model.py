@@ -1,5 +1,7 @@
 """A small GRU encoder–decoder with attention (the lesson on encoder–decoder attention).
 
+Training and scoring it: :mod:`lessons_lib.seq2seq.training`.
+
 The encoder reads the source into states ``H_enc`` ``(B, S, d_enc)``; at each output step
 the decoder state ``s_t`` ``(B, d_dec)`` is the query that scores every encoder state, the
 weights mix them into a context vector ``c_t``, and ``[s_t; c_t]`` predicts the next
@@ -21,10 +23,11 @@ import torch
 from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
-from lessons_lib.attention import attend, make_scorer
+from lessons_lib.attention.functional import attend, make_scorer
 from lessons_lib.errors import CourseInputError
+from lessons_lib.validation import check_int
 
-__all__ = ["Seq2SeqConfig", "GRUEncoder", "AttentionDecoder", "Seq2Seq", "TrainResult", "train_seq2seq", "exact_match", "TrialResult", "run_trial"]
+__all__ = ["Seq2SeqConfig", "GRUEncoder", "AttentionDecoder", "Seq2Seq"]
 
 
 @dataclass
@@ -58,9 +61,7 @@ class Seq2SeqConfig:
 
     def __post_init__(self) -> None:
         for name in ("src_vocab_size", "tgt_vocab_size", "emb_dim", "enc_hidden", "dec_hidden"):
-            value = getattr(self, name)
-            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                raise CourseInputError(f"Seq2SeqConfig.{name} must be a positive int, got {value!r}")
+            check_int(getattr(self, name), f"Seq2SeqConfig.{name}")
         self.d_enc = self.enc_hidden * (2 if self.bidirectional else 1)
         if self.bridge not in ("linear", "identity"):
             raise CourseInputError(f"Seq2SeqConfig.bridge must be 'linear' or 'identity', got {self.bridge!r}")
@@ -179,117 +180,3 @@ class Seq2Seq(nn.Module):
             ids.append(token)
             weights.append(step_weights)
         return torch.stack(ids, dim=1), torch.stack(weights, dim=1)
-
-
-@dataclass
-class TrainResult:
-    """What :func:`train_seq2seq` measured: the loss of every step and the largest gradient norm."""
-
-    losses: list[float]
-    grad_norms: list[float]
-
-
-def train_seq2seq(
-    model: Seq2Seq,
-    pairs: list[tuple[str, str]],
-    source_vocab,
-    target_vocab,
-    steps: int,
-    batch_size: int = 64,
-    lr: float = 3e-3,
-    clip: float = 1.0,
-    generator: torch.Generator | None = None,
-) -> TrainResult:
-    """Train with Adam and teacher forcing on random mini-batches of ``pairs``.
-
-    Args:
-        model: the model, trained in place.
-        pairs: ``(source text, target text)``.
-        source_vocab, target_vocab: :class:`lessons_lib.toy_tasks.CharVocab`-like encoders.
-        steps: number of optimiser steps.
-        batch_size: pairs per step, drawn with ``generator``.
-        lr: Adam learning rate.
-        clip: gradient-norm clipping threshold (the norm before clipping is recorded).
-        generator: torch generator for the batch draw (reproducible order).
-
-    Returns:
-        A :class:`TrainResult` with one loss and one gradient norm per step.
-    """
-    if not pairs:
-        raise CourseInputError("`pairs` is empty")
-    if steps < 1 or batch_size < 1:
-        raise CourseInputError(f"`steps` and `batch_size` must be positive, got {steps}, {batch_size}")
-    optimiser = torch.optim.Adam(model.parameters(), lr=lr)
-    loss_fn = nn.CrossEntropyLoss(ignore_index=target_vocab.pad_id)
-    device = next(model.parameters()).device
-    model.train()
-    result = TrainResult([], [])
-    for _ in range(steps):
-        index = torch.randint(len(pairs), (batch_size,), generator=generator).tolist()
-        src, lengths = source_vocab.batch([pairs[i][0] for i in index])
-        tgt, _ = target_vocab.batch([pairs[i][1] for i in index], bos=True, eos=True)
-        src, lengths, tgt = src.to(device), lengths.to(device), tgt.to(device)
-        logits = model(src, lengths, tgt[:, :-1])
-        loss = loss_fn(logits.reshape(-1, logits.shape[-1]), tgt[:, 1:].reshape(-1))
-        optimiser.zero_grad()
-        loss.backward()
-        norm = torch.nn.utils.clip_grad_norm_(model.parameters(), clip)
-        optimiser.step()
-        result.losses.append(float(loss.detach()))
-        result.grad_norms.append(float(norm))
-    model.eval()
-    return result
-
-
-def exact_match(model: Seq2Seq, pairs: list[tuple[str, str]], source_vocab, target_vocab, batch_size: int = 512) -> float:
-    """Fraction of ``pairs`` whose greedy output equals the target string exactly."""
-    if not pairs:
-        raise CourseInputError("`pairs` is empty")
-    max_steps = max(len(t) for _, t in pairs) + 1
-    device = next(model.parameters()).device
-    correct = 0
-    for start in range(0, len(pairs), batch_size):
-        chunk = pairs[start:start + batch_size]
-        src, lengths = source_vocab.batch([s for s, _ in chunk])
-        ids, _ = model.greedy_decode(src.to(device), lengths.to(device), max_steps)
-        correct += sum(target_vocab.decode(row) == t for row, (_, t) in zip(ids.tolist(), chunk))
-    return correct / len(pairs)
-
-
-@dataclass
-class TrialResult:
-    """One seeded training run of :func:`run_trial`."""
-
-    exact_match: float
-    final_loss: float
-    max_grad_norm: float
-    losses: list[float]
-
-
-def run_trial(
-    config: Seq2SeqConfig, split, steps: int, seed: int, batch_size: int = 64, lr: float = 3e-3, device: str = "cpu"
-) -> TrialResult:
-    """Build a model from ``config`` with seed ``seed``, train it on ``split.train``, score ``split.test``.
-
-    Args:
-        config: the model to build.
-        split: a :class:`lessons_lib.toy_tasks.NumeralSplit` (train, test and both vocabularies).
-        steps, batch_size, lr: as in :func:`train_seq2seq`.
-        seed: seeds both the initial weights and the batch order.
-        device: where the model is trained (``"cpu"`` or ``"cuda"``).
-
-    Returns:
-        Held-out exact match, the mean loss of the last 10 % of steps, the largest gradient
-        norm seen (before clipping) and the loss curve.
-    """
-    torch.manual_seed(seed)
-    model = Seq2Seq(config).to(device)
-    generator = torch.Generator().manual_seed(seed)
-    result = train_seq2seq(model, split.train, split.source_vocab, split.target_vocab, steps, batch_size, lr, generator=generator)
-    tail = result.losses[-max(1, steps // 10):]
-    return TrialResult(
-        exact_match=exact_match(model, split.test, split.source_vocab, split.target_vocab),
-        final_loss=sum(tail) / len(tail),
-        max_grad_norm=max(result.grad_norms),
-        losses=result.losses,
-    )

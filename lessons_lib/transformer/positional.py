@@ -13,6 +13,7 @@ from __future__ import annotations
 import torch
 
 from lessons_lib.errors import CourseInputError
+from lessons_lib.validation import check_int
 
 __all__ = ["angular_frequencies", "sinusoidal_encoding", "shift_matrix"]
 
@@ -20,9 +21,8 @@ DEFAULT_BASE = 10000.0
 
 
 def _check_sizes(max_len: int, d_model: int, base: float) -> None:
-    for name, value in (("max_len", max_len), ("d_model", d_model)):
-        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-            raise CourseInputError(f"`{name}` must be a positive int, got {value!r}")
+    check_int(max_len, "`max_len`")
+    check_int(d_model, "`d_model`")
     if d_model % 2:
         raise CourseInputError(
             f"`d_model` must be even (dimensions come in sin/cos pairs), got {d_model}"
@@ -78,8 +78,7 @@ def shift_matrix(offset: int, d_model: int, base: float = DEFAULT_BASE) -> torch
         ``(d_model, d_model)`` float64 block-diagonal orthogonal matrix. Apply it to row
         vectors as ``PE[t] @ M_k.T``.
     """
-    if not isinstance(offset, int) or isinstance(offset, bool):
-        raise CourseInputError(f"`offset` must be an int, got {offset!r}")
+    check_int(offset, "`offset`", minimum=None)
     omega = angular_frequencies(d_model, base)
     cos, sin = torch.cos(offset * omega), torch.sin(offset * omega)
     matrix = torch.zeros(d_model, d_model, dtype=torch.float64)

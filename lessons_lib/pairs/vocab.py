@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Iterable, Sequence
 
 from lessons_lib.errors import CourseInputError
+from lessons_lib.validation import check_int
 
 __all__ = ["PAD", "UNK", "CLS", "SEP", "SPECIAL_TOKENS", "tokenize_chars", "Vocabulary"]
 
@@ -56,8 +57,7 @@ class Vocabulary:
     @classmethod
     def build(cls, texts: Iterable[str], min_freq: int = 1) -> "Vocabulary":
         """Count the characters of ``texts`` (the training sentences) and keep those seen ``min_freq`` times."""
-        if not isinstance(min_freq, int) or min_freq < 1:
-            raise CourseInputError(f"`min_freq` must be a positive int, got {min_freq!r}")
+        check_int(min_freq, "`min_freq`")
         counts: Counter[str] = Counter()
         for text in texts:
             counts.update(tokenize_chars(text))

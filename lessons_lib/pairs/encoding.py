@@ -26,8 +26,9 @@ from typing import Callable, Iterator, Sequence
 import torch
 
 from lessons_lib.errors import CourseInputError
-from lessons_lib.lcqmc import PairExample
-from lessons_lib.vocab import Vocabulary
+from lessons_lib.validation import check_int, check_probability
+from lessons_lib.pairs.data import PairExample
+from lessons_lib.pairs.vocab import Vocabulary
 
 __all__ = [
     "EncodedPair",
@@ -57,8 +58,7 @@ def truncate_pair(ids_a: Sequence[int], ids_b: Sequence[int], max_tokens: int) -
 
     Each list keeps at least one token (so ``max_tokens`` must be ≥ 2).
     """
-    if not isinstance(max_tokens, int) or max_tokens < 2:
-        raise CourseInputError(f"`max_tokens` must be an int ≥ 2 (one token per sentence), got {max_tokens!r}")
+    check_int(max_tokens, "`max_tokens` (one token per sentence at least)", minimum=2)
     a, b = list(ids_a), list(ids_b)
     while len(a) + len(b) > max_tokens:
         if len(a) >= len(b):  # ties cut the first sentence, as BERT's reference code does
@@ -74,8 +74,7 @@ def encode_pair(vocab: Vocabulary, text_a: str, text_b: str, max_len: int = 64) 
     Raises:
         CourseInputError: an empty sentence, or ``max_len`` < 5 (3 special tokens + 1 + 1).
     """
-    if not isinstance(max_len, int) or max_len < 5:
-        raise CourseInputError(f"`max_len` must be an int ≥ 5, got {max_len!r}")
+    check_int(max_len, "`max_len` (3 special tokens + 1 character per sentence)", minimum=5)
     ids_a, ids_b = vocab.encode(text_a), vocab.encode(text_b)
     if not ids_a or not ids_b:
         which = "text_a" if not ids_a else "text_b"
@@ -173,10 +172,8 @@ def make_batches(
             since "a means b" and "b means a" have the same label.
         extras_fn: optional hook adding tensors to ``batch.extras``.
     """
-    if not isinstance(batch_size, int) or batch_size < 1:
-        raise CourseInputError(f"`batch_size` must be a positive int, got {batch_size!r}")
-    if not 0.0 <= swap_probability <= 1.0:
-        raise CourseInputError(f"`swap_probability` must be in [0, 1], got {swap_probability!r}")
+    check_int(batch_size, "`batch_size`")
+    check_probability(swap_probability, "`swap_probability`")
     rng = random.Random(seed)
     order = list(range(len(examples)))
     if shuffle:

@@ -255,7 +255,7 @@ def grade_notebook(path: Path, reference_dir: Path, timeout: int = 900) -> Noteb
     """
     from nbclient import NotebookClient
 
-    from lessons_lib.notebooks import KERNEL_NAME, kernel_environment
+    from lessons_lib.course.notebooks import KERNEL_NAME, kernel_environment
 
     reference_path = reference_dir / path.name
     if not reference_path.is_file():

@@ -26,7 +26,7 @@ from itertools import combinations
 from pathlib import Path
 
 from lessons_lib.errors import CourseInputError
-from lessons_lib.lcqmc import SPLITS, PairExample
+from lessons_lib.pairs.data import SPLITS, PairExample
 from lessons_lib.paths import LCQMC_SAMPLE_DIR
 
 __all__ = [

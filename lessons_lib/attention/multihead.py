@@ -14,8 +14,9 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from lessons_lib.attention import attention_scores, masked_softmax
+from lessons_lib.attention.functional import attention_scores, masked_softmax
 from lessons_lib.errors import CourseInputError
+from lessons_lib.validation import check_int
 
 __all__ = [
     "split_heads",
@@ -103,7 +104,9 @@ class MultiHeadAttention(nn.Module):
 
     def __init__(self, d_model: int, n_heads: int, dropout: float = 0.0) -> None:
         super().__init__()
-        if n_heads < 1 or d_model % n_heads:
+        check_int(d_model, "`d_model`")
+        check_int(n_heads, "`n_heads`")
+        if d_model % n_heads:
             raise CourseInputError(f"`d_model`={d_model} must be a positive multiple of `n_heads`={n_heads}")
         self.d_model = d_model
         self.n_heads = n_heads

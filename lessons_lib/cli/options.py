@@ -1,0 +1,111 @@
+"""Command-line flags derived from the configs, so that a new config field is a new flag.
+
+- :func:`add_preset_arguments`: ``--preset`` and one flag per model and training option of
+  :mod:`lessons_lib.pairs.config` (``--d-model``, ``--epochs``, ``--match-flags`` …);
+  :func:`preset_overrides` reads them back as the flat overrides that
+  :func:`lessons_lib.pairs.config.resolve_configs` takes.
+- :func:`add_bias_arguments` / :func:`bias_overrides`: one flag per option of the
+  syntax-bias variants of :data:`lessons_lib.syntax_bias.registry.VARIANTS`.
+
+None of this imports torch.
+"""
+
+from __future__ import annotations
+
+import argparse
+import inspect
+import re
+from dataclasses import MISSING, Field, fields
+from typing import Any, Iterable
+
+from lessons_lib.pairs.config import MODEL_OPTIONS, PRESETS, TRAIN_OPTIONS, PairClassifierConfig, TrainConfig
+from lessons_lib.syntax_bias.registry import VARIANTS
+from lessons_lib.transformer.config import EncoderConfig
+
+_TYPES = {"int": int, "float": float, "str": str, "bool": bool}
+
+
+def flag(name: str) -> str:
+    """``d_model`` → ``--d-model``."""
+    return "--" + name.replace("_", "-")
+
+
+def attribute_docs(cls: type) -> dict[str, str]:
+    """``{field: its description}`` from the "Attributes:" section of a dataclass's docstring.
+
+    The docstring is the one place a config field is documented; ``--help`` reads it.
+    A line ``a, b: text`` documents both fields.
+    """
+    docs: dict[str, str] = {}
+    current: list[str] = []
+    in_section = False
+    for line in inspect.cleandoc(cls.__doc__ or "").splitlines():
+        if line.strip() == "Attributes:":
+            in_section = True
+            continue
+        match = re.match(r"^ {4}([a-z_, ]+): (.*)$", line) if in_section else None
+        if match:
+            current = [name.strip() for name in match.group(1).split(",")]
+            for name in current:
+                docs[name] = match.group(2).strip()
+        elif in_section and line.startswith("        ") and current:
+            for name in current:
+                docs[name] += " " + line.strip()
+        elif in_section and line.strip():
+            in_section = False
+    return docs
+
+
+def _add_field(group: argparse._ArgumentGroup, spec: Field, help_text: str) -> None:
+    kind = _TYPES.get(str(spec.type).split(" ")[0])
+    help_text = help_text.replace("``", "").replace("%", "%%")
+    if kind is bool:
+        group.add_argument(flag(spec.name), action=argparse.BooleanOptionalAction, default=None, help=help_text)
+    else:
+        group.add_argument(flag(spec.name), type=kind or str, default=None, metavar=spec.name.upper(),
+                           choices=spec.metadata.get("choices"), help=help_text)
+
+
+def _documented_fields(classes: Iterable[type], names: Iterable[str]) -> list[tuple[Field, str]]:
+    """The fields called ``names`` of ``classes``, each with its docstring description."""
+    found = {f.name: (f, attribute_docs(cls).get(f.name, "")) for cls in classes for f in fields(cls)}
+    return [found[name] for name in names]
+
+
+def add_preset_arguments(parser: argparse.ArgumentParser, default_preset: str = "textbook") -> None:
+    """``--preset`` and a flag for every model and training option (each overrides the preset's value)."""
+    parser.add_argument("--preset", default=default_preset, choices=sorted(PRESETS),
+                        help=f"named recipe (default {default_preset}); the options below override its values")
+    model = parser.add_argument_group("model options (override the preset)")
+    for spec, doc in _documented_fields((EncoderConfig, PairClassifierConfig), MODEL_OPTIONS):
+        _add_field(model, spec, f"{doc} (default: the preset's, else {_default(spec)})")
+    train = parser.add_argument_group("training options (override the preset)")
+    for spec, doc in _documented_fields((TrainConfig,), TRAIN_OPTIONS):
+        _add_field(train, spec, f"{doc} (default: the preset's, else {_default(spec)})")
+
+
+def preset_overrides(args: argparse.Namespace) -> dict[str, Any]:
+    """The model and training options the user set (``None`` = not set, left out)."""
+    return {name: getattr(args, name) for name in (*MODEL_OPTIONS, *TRAIN_OPTIONS) if getattr(args, name) is not None}
+
+
+def add_bias_arguments(parser: argparse.ArgumentParser) -> None:
+    """A flag for every option of every syntax-bias variant, grouped by variant."""
+    for entry in VARIANTS.values():
+        options = fields(entry.options)
+        if not options:
+            continue
+        group = parser.add_argument_group(f"options of the {entry.name!r} variant ({entry.description})")
+        docs = attribute_docs(entry.options)
+        for spec in options:
+            _add_field(group, spec, f"{docs.get(spec.name, '')} (default {_default(spec)})".lstrip())
+
+
+def bias_overrides(args: argparse.Namespace) -> dict[str, Any]:
+    """The variant options the user set, flat (see :attr:`ExperimentConfig.bias_options`)."""
+    names = [f.name for entry in VARIANTS.values() for f in fields(entry.options)]
+    return {name: getattr(args, name) for name in names if getattr(args, name) is not None}
+
+
+def _default(spec: Field) -> str:
+    return "none" if spec.default is MISSING else repr(spec.default)

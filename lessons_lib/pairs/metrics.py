@@ -1,0 +1,116 @@
+"""Scoring pair classifiers: predictions, accuracy/F1/confusion, and the exact McNemar test.
+
+- :func:`predict` / :func:`evaluate` / :func:`metrics_from_logits`: logits, loss, accuracy,
+  F1 of label 1 and the confusion matrix of a model on labelled pairs.
+- :func:`mcnemar_exact`: are two models' errors on the same test set different by more
+  than chance? The test every comparison of the course reports.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Sequence
+
+import torch
+from torch import nn
+from torch.nn import functional as F
+
+from lessons_lib.errors import CourseInputError
+from lessons_lib.pairs.data import PairExample
+from lessons_lib.pairs.encoding import ExtrasFn, make_batches
+from lessons_lib.pairs.vocab import Vocabulary
+
+__all__ = ["EvalResult", "predict", "metrics_from_logits", "evaluate", "McNemarResult", "mcnemar_exact"]
+
+
+@dataclass
+class EvalResult:
+    """Metrics of one evaluation. ``confusion[t][p]`` counts pairs of true label t predicted p."""
+
+    loss: float
+    accuracy: float
+    f1: float
+    confusion: list[list[int]]
+    predictions: list[int] = field(repr=False, default_factory=list)
+
+    def to_dict(self, with_predictions: bool = False) -> dict:
+        data = {"loss": self.loss, "accuracy": self.accuracy, "f1": self.f1, "confusion": self.confusion}
+        if with_predictions:
+            data["predictions"] = self.predictions
+        return data
+
+
+@torch.no_grad()
+def predict(
+    model: nn.Module, examples: Sequence[PairExample], vocab: Vocabulary, *, batch_size: int = 256,
+    max_len: int = 64, device: str | torch.device = "cpu", extras_fn: ExtrasFn | None = None,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Logits ``(N, C)`` and labels ``(N,)`` of ``examples``, in order, in eval mode."""
+    was_training = model.training
+    model.eval()
+    logits, labels = [], []
+    for batch in make_batches(examples, vocab, batch_size, max_len=max_len, extras_fn=extras_fn):
+        logits.append(model(batch.to(device)).float().cpu())
+        labels.append(batch.labels)
+    model.train(was_training)
+    if not logits:
+        raise CourseInputError("`examples` is empty: nothing to evaluate")
+    return torch.cat(logits), torch.cat(labels)
+
+
+def metrics_from_logits(logits: torch.Tensor, labels: torch.Tensor) -> EvalResult:
+    """Accuracy, F1 of label 1 and the confusion matrix from ``(N, C)`` logits and ``(N,)`` labels."""
+    predictions = logits.argmax(dim=1)
+    confusion = [[int(((labels == t) & (predictions == p)).sum()) for p in (0, 1)] for t in (0, 1)]
+    tp, fp, fn = confusion[1][1], confusion[0][1], confusion[1][0]
+    f1 = 2 * tp / (2 * tp + fp + fn) if tp else 0.0
+    return EvalResult(
+        loss=float(F.cross_entropy(logits, labels)),
+        accuracy=float((predictions == labels).float().mean()),
+        f1=f1,
+        confusion=confusion,
+        predictions=predictions.tolist(),
+    )
+
+
+def evaluate(
+    model: nn.Module, examples: Sequence[PairExample], vocab: Vocabulary, *, batch_size: int = 256,
+    max_len: int = 64, device: str | torch.device = "cpu", extras_fn: ExtrasFn | None = None,
+) -> EvalResult:
+    """Loss, accuracy, F1 (of label 1) and confusion matrix on ``examples``."""
+    logits, labels = predict(model, examples, vocab, batch_size=batch_size, max_len=max_len,
+                             device=device, extras_fn=extras_fn)
+    return metrics_from_logits(logits, labels)
+
+
+@dataclass
+class McNemarResult:
+    """Exact McNemar test. ``only_a``: pairs model A gets right and B wrong; ``only_b`` the reverse."""
+
+    only_a: int
+    only_b: int
+    p_value: float
+
+
+def mcnemar_exact(predictions_a: Sequence[int], predictions_b: Sequence[int], labels: Sequence[int]) -> McNemarResult:
+    """Exact (binomial) McNemar test on two models' predictions for the same pairs.
+
+    Only the discordant pairs carry information; under "equally good" each of them is
+    A's win with probability 1/2, so the two-sided p-value is
+    ``min(1, 2 · P[Binomial(n, 1/2) ≤ min(only_a, only_b)])`` with ``n = only_a + only_b``.
+    """
+    if not len(predictions_a) == len(predictions_b) == len(labels):
+        raise CourseInputError(
+            f"predictions and labels must have one entry per pair: {len(predictions_a)}, "
+            f"{len(predictions_b)}, {len(labels)}"
+        )
+    right_a = [int(p) == int(y) for p, y in zip(predictions_a, labels)]
+    right_b = [int(p) == int(y) for p, y in zip(predictions_b, labels)]
+    only_a = sum(a and not b for a, b in zip(right_a, right_b))
+    only_b = sum(b and not a for a, b in zip(right_a, right_b))
+    n = only_a + only_b
+    if n == 0:
+        return McNemarResult(0, 0, 1.0)
+    tail = sum(math.comb(n, k) for k in range(min(only_a, only_b) + 1))
+    return McNemarResult(only_a, only_b, min(1.0, 2 * tail / 2**n))

@@ -1,0 +1,317 @@
+"""Training pair classifiers: optimiser, schedule, the loop, resumable checkpoints.
+
+The loop is generic: a model is any ``nn.Module`` whose ``forward(batch)`` takes a
+:class:`lessons_lib.pairs.encoding.PairBatch` and returns ``(B, n_classes)`` logits; per-batch
+tensors a variant needs (a syntax distance matrix, ...) come from an ``extras_fn`` hook
+into ``batch.extras``.
+
+- :func:`parameter_groups` / :func:`build_optimizer`: AdamW with weight decay on weight
+  matrices and embeddings only — decaying a bias or a LayerNorm gain towards 0 only fights
+  the normalisation, it does not regularise anything.
+- :func:`build_scheduler`: optional linear warm-up, then constant or linear decay.
+- :func:`train_pair_classifier`: seeded, clipped, tqdm progress, a checkpoint after every
+  epoch, resumable (a resumed run ends bit-identical to an uninterrupted one: the batch
+  order of epoch ``e`` depends only on ``(seed, e)`` and the RNG state is checkpointed).
+  Its steps are named: resume, one epoch, evaluate, save.
+
+Scoring lives in :mod:`lessons_lib.pairs.metrics`; the run folder in :mod:`lessons_lib.pairs.runs`.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Callable, Sequence
+
+import torch
+from torch import nn
+from torch.nn import functional as F
+
+from lessons_lib.errors import CourseInputError
+from lessons_lib.pairs.config import TrainConfig
+from lessons_lib.pairs.data import PairExample
+from lessons_lib.pairs.encoding import ExtrasFn, make_batches
+from lessons_lib.pairs.metrics import EvalResult, evaluate
+from lessons_lib.pairs.runs import CHECKPOINT_NAME, METRICS_NAME, VOCAB_NAME, load_checkpoint, save_checkpoint
+from lessons_lib.pairs.vocab import Vocabulary
+
+__all__ = [
+    "parameter_groups",
+    "build_optimizer",
+    "build_scheduler",
+    "EpochMetrics",
+    "TrainResult",
+    "best_dev_epoch",
+    "resolve_device",
+    "train_pair_classifier",
+]
+
+
+def parameter_groups(model: nn.Module, weight_decay: float) -> list[dict]:
+    """Two AdamW groups: decayed (weight matrices, embeddings) and not decayed (biases, norm weights).
+
+    A parameter is "not decayed" when it is a bias, belongs to a normalisation layer
+    (``LayerNorm``, ``BatchNorm``, ``GroupNorm``, ...), or is named in its module's
+    ``no_weight_decay`` attribute (e.g. the syntax-bias table, an additive attention bias).
+    Every trainable parameter lands in exactly one group.
+    """
+    norm_types = (nn.LayerNorm, nn.GroupNorm, nn.modules.batchnorm._BatchNorm, nn.RMSNorm)
+    no_decay: set[int] = set()
+    for module in model.modules():
+        for name, param in module.named_parameters(recurse=False):
+            exempt = name in getattr(module, "no_weight_decay", ())
+            if exempt or isinstance(module, norm_types) or name == "bias" or name.endswith("bias"):
+                no_decay.add(id(param))
+    decay_params, no_decay_params = [], []
+    for param in model.parameters():
+        if param.requires_grad:
+            (no_decay_params if id(param) in no_decay else decay_params).append(param)
+    return [
+        {"params": decay_params, "weight_decay": weight_decay},
+        {"params": no_decay_params, "weight_decay": 0.0},
+    ]
+
+
+def build_optimizer(model: nn.Module, config: TrainConfig) -> torch.optim.AdamW:
+    """AdamW over :func:`parameter_groups`."""
+    return torch.optim.AdamW(parameter_groups(model, config.weight_decay), lr=config.lr)
+
+
+def build_scheduler(optimizer: torch.optim.Optimizer, config: TrainConfig, total_steps: int) -> torch.optim.lr_scheduler.LambdaLR:
+    """Multiplier of the lr per step: ``step/warmup`` during warm-up, then 1 or a linear decay to 0."""
+    warmup = int(round(config.warmup_ratio * total_steps))
+
+    def factor(step: int) -> float:
+        if warmup and step < warmup:
+            return (step + 1) / warmup
+        if config.schedule == "linear":
+            return max(0.0, (total_steps - step) / max(1, total_steps - warmup))
+        return 1.0
+
+    return torch.optim.lr_scheduler.LambdaLR(optimizer, factor)
+
+
+@dataclass
+class EpochMetrics:
+    """One epoch's numbers, as written to ``metrics.json``."""
+
+    epoch: int
+    train_loss: float
+    dev: dict
+    test: dict | None
+    train_seconds: float
+    eval_seconds: float
+    pairs_per_second: float
+    lr_end: float
+
+
+@dataclass
+class TrainResult:
+    """Per-epoch metrics and the final predictions on dev and test."""
+
+    history: list[EpochMetrics]
+    dev: EvalResult
+    test: EvalResult | None
+    resumed_from_epoch: int = 0
+
+
+def best_dev_epoch(history: Sequence[EpochMetrics]) -> int:
+    """The epoch with the highest dev accuracy (the earliest on ties): model selection by dev, never by test."""
+    if not history:
+        raise CourseInputError("`history` is empty")
+    return max(history, key=lambda h: (h.dev["accuracy"], -h.epoch)).epoch
+
+
+def resolve_device(device: str | torch.device) -> torch.device:
+    """``device`` as a ``torch.device``; CUDA only when torch sees a CUDA device."""
+    try:
+        resolved = torch.device(device)
+    except (RuntimeError, TypeError):
+        raise CourseInputError(f"`device` must be 'cpu' or 'cuda', got {device!r}") from None
+    if resolved.type not in ("cpu", "cuda"):
+        raise CourseInputError(f"`device` must be 'cpu' or 'cuda', got {device!r}")
+    if resolved.type == "cuda" and not torch.cuda.is_available():
+        raise CourseInputError("`device` is cuda but torch sees no CUDA device; use --device cpu")
+    return resolved
+
+
+def _rng_state() -> dict:
+    state = {"torch": torch.get_rng_state()}
+    if torch.cuda.is_available():
+        state["cuda"] = torch.cuda.get_rng_state_all()
+    return state
+
+
+def _set_rng_state(state: dict) -> None:
+    torch.set_rng_state(state["torch"])
+    if "cuda" in state and torch.cuda.is_available():
+        torch.cuda.set_rng_state_all(state["cuda"])
+
+
+class _Trainer:
+    """The state of one training run and its named steps (see :func:`train_pair_classifier`)."""
+
+    def __init__(self, model: nn.Module, vocab: Vocabulary, config: TrainConfig, device: torch.device,
+                 steps_per_epoch: int, extras_fn: ExtrasFn | None, model_config: dict | None) -> None:
+        self.model, self.vocab, self.config, self.device = model, vocab, config, device
+        self.extras_fn, self.model_config = extras_fn, model_config
+        self.steps_per_epoch = steps_per_epoch
+        model.to(device)
+        self.optimizer = build_optimizer(model, config)
+        self.scheduler = build_scheduler(self.optimizer, config, steps_per_epoch * config.epochs)
+        self.history: list[EpochMetrics] = []
+        self.epoch = 0
+
+    def resume(self, checkpoint_path: Path, log: Callable[[str], None] | None) -> None:
+        """Continue from a checkpoint written with the same options and vocabulary."""
+        checkpoint = load_checkpoint(checkpoint_path, self.vocab)
+        if checkpoint["train_config"] != self.config.to_dict():
+            raise CourseInputError(
+                f"{checkpoint_path} was written with other training options "
+                f"({checkpoint['train_config']}); resume with the same options or use another output directory"
+            )
+        self.model.load_state_dict(checkpoint["model_state"])
+        self.optimizer.load_state_dict(checkpoint["optimizer_state"])
+        self.scheduler.load_state_dict(checkpoint["scheduler_state"])
+        _set_rng_state(checkpoint["rng_state"])
+        self.history = [EpochMetrics(**h) for h in checkpoint["history"]]
+        self.epoch = checkpoint["epoch"]
+        if log:
+            log(f"resuming from {checkpoint_path.name} after epoch {self.epoch}")
+
+    def train_epoch(self, examples: Sequence[PairExample], epoch: int, progress: bool) -> tuple[float, int, float]:
+        """One pass over ``examples`` in epoch ``epoch``'s order; returns (mean loss, pairs, seconds)."""
+        from tqdm.auto import tqdm  # imported here: tqdm is not needed to import the package
+
+        config = self.config
+        self.model.train()
+        batches = make_batches(
+            examples, self.vocab, config.batch_size, max_len=config.max_len, shuffle=True,
+            seed=config.seed * 100_003 + epoch, swap_probability=config.swap_probability, extras_fn=self.extras_fn,
+        )
+        bar = tqdm(batches, total=self.steps_per_epoch, desc=f"epoch {epoch}/{config.epochs}", disable=not progress,
+                   unit="batch", leave=False)
+        started, loss_sum, seen = time.perf_counter(), 0.0, 0
+        for batch in bar:
+            batch = batch.to(self.device)
+            loss = F.cross_entropy(self.model(batch), batch.labels)
+            self.optimizer.zero_grad(set_to_none=True)
+            loss.backward()
+            if config.clip_norm > 0:
+                nn.utils.clip_grad_norm_(self.model.parameters(), config.clip_norm)
+            self.optimizer.step()
+            self.scheduler.step()
+            loss_sum += float(loss.detach()) * len(batch)
+            seen += len(batch)
+            bar.set_postfix(loss=f"{loss_sum / seen:.4f}")
+        return loss_sum / seen, seen, time.perf_counter() - started
+
+    def run_epoch(self, train: Sequence[PairExample], dev: Sequence[PairExample],
+                  test: Sequence[PairExample] | None, epoch: int, progress: bool) -> tuple[EvalResult, EvalResult | None]:
+        """Train epoch ``epoch``, evaluate dev and test, record the epoch's metrics; returns (dev, test)."""
+        train_loss, seen, train_seconds = self.train_epoch(train, epoch, progress)
+        started = time.perf_counter()
+        dev_result, test_result = self.evaluate(dev), self.evaluate(test)
+        self.history.append(EpochMetrics(
+            epoch=epoch, train_loss=train_loss, dev=dev_result.to_dict(),
+            test=None if test_result is None else test_result.to_dict(),
+            train_seconds=train_seconds, eval_seconds=time.perf_counter() - started,
+            pairs_per_second=seen / train_seconds, lr_end=self.optimizer.param_groups[0]["lr"],
+        ))
+        self.epoch = epoch
+        return dev_result, test_result
+
+    def evaluate(self, examples: Sequence[PairExample] | None) -> EvalResult | None:
+        """Metrics on ``examples`` (``None`` when there are none)."""
+        if not examples:
+            return None
+        return evaluate(self.model, examples, self.vocab, batch_size=self.config.eval_batch_size,
+                        max_len=self.config.max_len, device=self.device, extras_fn=self.extras_fn)
+
+    def save(self, out_path: Path) -> None:
+        """The checkpoint and ``metrics.json`` after the last finished epoch."""
+        config = self.config.to_dict()
+        save_checkpoint({
+            "epoch": self.epoch,
+            "model_state": self.model.state_dict(),
+            "optimizer_state": self.optimizer.state_dict(),
+            "scheduler_state": self.scheduler.state_dict(),
+            "rng_state": _rng_state(),
+            "history": [asdict(h) for h in self.history],
+            "train_config": config,
+            "model_config": self.model_config,
+            "vocab_fingerprint": self.vocab.fingerprint(),
+        }, out_path / CHECKPOINT_NAME)
+        (out_path / METRICS_NAME).write_text(
+            json.dumps({"train_config": config, "model_config": self.model_config,
+                        "best_dev_epoch": best_dev_epoch(self.history),
+                        "epochs": [asdict(h) for h in self.history]}, indent=2, ensure_ascii=False) + "\n",
+            encoding="utf-8",
+        )
+
+
+def _epoch_line(metrics: "EpochMetrics", test: EvalResult | None) -> str:
+    test_text = "" if test is None else f", test acc {test.accuracy:.4f}"
+    return (f"epoch {metrics.epoch}: train loss {metrics.train_loss:.4f}, dev acc {metrics.dev['accuracy']:.4f}"
+            f"{test_text}, {metrics.pairs_per_second:.0f} pairs/s")
+
+
+def train_pair_classifier(
+    model: nn.Module,
+    train_examples: Sequence[PairExample],
+    dev_examples: Sequence[PairExample],
+    vocab: Vocabulary,
+    config: TrainConfig,
+    *,
+    test_examples: Sequence[PairExample] | None = None,
+    out_dir: str | Path | None = None,
+    resume: bool = True,
+    device: str | torch.device = "cpu",
+    progress: bool = True,
+    stop_after_epoch: int | None = None,
+    extras_fn: ExtrasFn | None = None,
+    model_config: dict | None = None,
+    log: Callable[[str], None] | None = print,
+) -> TrainResult:
+    """Train ``model`` on ``train_examples``, evaluating on dev (and test) after every epoch.
+
+    Args:
+        model: ``forward(PairBatch) -> (B, C)`` logits; build it after seeding for a repeatable init.
+        train_examples, dev_examples, test_examples: labelled pairs.
+        vocab: the training vocabulary (saved to ``out_dir/vocab.json``, fingerprint in the checkpoint).
+        config: see :class:`TrainConfig`.
+        out_dir: where ``checkpoint.pt`` (every epoch), ``metrics.json`` and ``vocab.json`` go;
+            ``None`` keeps everything in memory.
+        resume: continue from ``out_dir/checkpoint.pt`` when there is one (same config and vocabulary required).
+        device: ``"cpu"`` or ``"cuda"``.
+        progress: show a tqdm bar per epoch.
+        stop_after_epoch: end after this epoch (to simulate an interruption in tests).
+        extras_fn: per-batch hook filling ``batch.extras`` (see :func:`lessons_lib.pairs.encoding.make_batches`).
+        model_config: stored in the checkpoint so that the model can be rebuilt from it.
+        log: where one-line epoch summaries go (``None``: nowhere).
+    """
+    if len(train_examples) == 0 or len(dev_examples) == 0:
+        raise CourseInputError("training needs non-empty train and dev splits")
+    trainer = _Trainer(model, vocab, config, resolve_device(device), math.ceil(len(train_examples) / config.batch_size),
+                       extras_fn, model_config)
+    out_path = Path(out_dir) if out_dir is not None else None
+    if out_path is not None:
+        out_path.mkdir(parents=True, exist_ok=True)
+        if resume and (out_path / CHECKPOINT_NAME).is_file():
+            trainer.resume(out_path / CHECKPOINT_NAME, log)
+        vocab.save(out_path / VOCAB_NAME)
+    resumed_from = trainer.epoch
+    dev_result = test_result = None
+    last_epoch = config.epochs if stop_after_epoch is None else min(config.epochs, stop_after_epoch)
+    for epoch in range(trainer.epoch + 1, last_epoch + 1):
+        dev_result, test_result = trainer.run_epoch(train_examples, dev_examples, test_examples, epoch, progress)
+        if log:
+            log(_epoch_line(trainer.history[-1], test_result))
+        if out_path is not None:
+            trainer.save(out_path)
+    if dev_result is None:  # nothing left to train (resumed a finished run): evaluate once
+        dev_result, test_result = trainer.evaluate(dev_examples), trainer.evaluate(test_examples)
+    return TrainResult(trainer.history, dev_result, test_result, resumed_from)

@@ -1,0 +1,134 @@
+"""Training the lesson-02 seq2seq model and scoring it by exact match.
+
+- :func:`train_seq2seq`: Adam with teacher forcing, gradient clipping, one loss and one
+  gradient norm recorded per step (:class:`Seq2SeqHistory`).
+- :func:`exact_match`: share of held-out pairs whose greedy output is the target string.
+- :func:`run_trial`: one seeded build → train → score run, for comparing configurations.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+from torch import nn
+
+from lessons_lib.errors import CourseInputError
+from lessons_lib.seq2seq.model import Seq2Seq, Seq2SeqConfig
+from lessons_lib.validation import check_int
+
+__all__ = ["Seq2SeqHistory", "train_seq2seq", "exact_match", "TrialResult", "run_trial"]
+
+
+@dataclass
+class Seq2SeqHistory:
+    """What :func:`train_seq2seq` measured: the loss of every step and the largest gradient norm."""
+
+    losses: list[float]
+    grad_norms: list[float]
+
+
+def train_seq2seq(
+    model: Seq2Seq,
+    pairs: list[tuple[str, str]],
+    source_vocab,
+    target_vocab,
+    steps: int,
+    batch_size: int = 64,
+    lr: float = 3e-3,
+    clip: float = 1.0,
+    generator: torch.Generator | None = None,
+) -> Seq2SeqHistory:
+    """Train with Adam and teacher forcing on random mini-batches of ``pairs``.
+
+    Args:
+        model: the model, trained in place.
+        pairs: ``(source text, target text)``.
+        source_vocab, target_vocab: :class:`lessons_lib.seq2seq.numerals.SymbolTable`-like encoders.
+        steps: number of optimiser steps.
+        batch_size: pairs per step, drawn with ``generator``.
+        lr: Adam learning rate.
+        clip: gradient-norm clipping threshold (the norm before clipping is recorded).
+        generator: torch generator for the batch draw (reproducible order).
+
+    Returns:
+        A :class:`Seq2SeqHistory` with one loss and one gradient norm per step.
+    """
+    if not pairs:
+        raise CourseInputError("`pairs` is empty")
+    check_int(steps, "`steps`")
+    check_int(batch_size, "`batch_size`")
+    optimiser = torch.optim.Adam(model.parameters(), lr=lr)
+    loss_fn = nn.CrossEntropyLoss(ignore_index=target_vocab.pad_id)
+    device = next(model.parameters()).device
+    model.train()
+    result = Seq2SeqHistory([], [])
+    for _ in range(steps):
+        index = torch.randint(len(pairs), (batch_size,), generator=generator).tolist()
+        src, lengths = source_vocab.batch([pairs[i][0] for i in index])
+        tgt, _ = target_vocab.batch([pairs[i][1] for i in index], bos=True, eos=True)
+        src, lengths, tgt = src.to(device), lengths.to(device), tgt.to(device)
+        logits = model(src, lengths, tgt[:, :-1])
+        loss = loss_fn(logits.reshape(-1, logits.shape[-1]), tgt[:, 1:].reshape(-1))
+        optimiser.zero_grad()
+        loss.backward()
+        norm = torch.nn.utils.clip_grad_norm_(model.parameters(), clip)
+        optimiser.step()
+        result.losses.append(float(loss.detach()))
+        result.grad_norms.append(float(norm))
+    model.eval()
+    return result
+
+
+def exact_match(model: Seq2Seq, pairs: list[tuple[str, str]], source_vocab, target_vocab, batch_size: int = 512) -> float:
+    """Fraction of ``pairs`` whose greedy output equals the target string exactly."""
+    if not pairs:
+        raise CourseInputError("`pairs` is empty")
+    max_steps = max(len(t) for _, t in pairs) + 1
+    device = next(model.parameters()).device
+    correct = 0
+    for start in range(0, len(pairs), batch_size):
+        chunk = pairs[start:start + batch_size]
+        src, lengths = source_vocab.batch([s for s, _ in chunk])
+        ids, _ = model.greedy_decode(src.to(device), lengths.to(device), max_steps)
+        correct += sum(target_vocab.decode(row) == t for row, (_, t) in zip(ids.tolist(), chunk))
+    return correct / len(pairs)
+
+
+@dataclass
+class TrialResult:
+    """One seeded training run of :func:`run_trial`."""
+
+    exact_match: float
+    final_loss: float
+    max_grad_norm: float
+    losses: list[float]
+
+
+def run_trial(
+    config: Seq2SeqConfig, split, steps: int, seed: int, batch_size: int = 64, lr: float = 3e-3, device: str = "cpu"
+) -> TrialResult:
+    """Build a model from ``config`` with seed ``seed``, train it on ``split.train``, score ``split.test``.
+
+    Args:
+        config: the model to build.
+        split: a :class:`lessons_lib.seq2seq.numerals.NumeralSplit` (train, test and both vocabularies).
+        steps, batch_size, lr: as in :func:`train_seq2seq`.
+        seed: seeds both the initial weights and the batch order.
+        device: where the model is trained (``"cpu"`` or ``"cuda"``).
+
+    Returns:
+        Held-out exact match, the mean loss of the last 10 % of steps, the largest gradient
+        norm seen (before clipping) and the loss curve.
+    """
+    torch.manual_seed(seed)
+    model = Seq2Seq(config).to(device)
+    generator = torch.Generator().manual_seed(seed)
+    result = train_seq2seq(model, split.train, split.source_vocab, split.target_vocab, steps, batch_size, lr, generator=generator)
+    tail = result.losses[-max(1, steps // 10):]
+    return TrialResult(
+        exact_match=exact_match(model, split.test, split.source_vocab, split.target_vocab),
+        final_loss=sum(tail) / len(tail),
+        max_grad_norm=max(result.grad_norms),
+        losses=result.losses,
+    )

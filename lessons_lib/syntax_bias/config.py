@@ -1,0 +1,95 @@
+"""What a syntax-bias ablation runs: variants, seeds, recipe, data share, noise, buckets."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+from lessons_lib.errors import CourseInputError
+from lessons_lib.pairs.config import PRESETS, PairClassifierConfig, TrainConfig, resolve_configs
+from lessons_lib.syntax.buckets import DEFAULT_MAX_DISTANCE, BucketScheme
+from lessons_lib.syntax_bias.registry import BASELINE, VARIANTS, check_bias_options, options_for
+from lessons_lib.validation import check_choice, check_int, check_number, check_probability, strict_from_dict
+
+__all__ = ["ExperimentConfig"]
+
+
+@dataclass
+class ExperimentConfig:
+    """What the ablation runs.
+
+    Attributes:
+        variants: names from :data:`lessons_lib.syntax_bias.registry.VARIANTS`; ``"none"``
+            is the baseline the others are tested against.
+        seeds: every variant is trained once per seed (same seed → same init, batch order, dropout).
+        preset: a :data:`lessons_lib.pairs.config.PRESETS` name giving the model and training recipe.
+        model: flat model options overriding the preset's (see
+            :func:`lessons_lib.pairs.config.resolve_configs`); by default ``n_layers=2``,
+            since one block cannot use the bias (see below).
+        train: flat training options overriding the preset's (``seed`` is set per run).
+        train_fraction: share of the training split used (the low-resource setting).
+        subset_seed: which subset (the same for every variant and seed).
+        parser_noise: probability of re-attaching each non-root word (see
+            :func:`lessons_lib.syntax.noise.perturb_heads`).
+        noise_seed: seed of the noise.
+        max_distance, log_buckets: the bucket scheme.
+        bias_options: flat options of the variants (``{"bias_lr_multiplier": 30, "decay": 0.5}``),
+            each routed to the variant whose options dataclass has the field.
+    """
+
+    variants: list[str] = field(default_factory=lambda: list(VARIANTS))
+    seeds: list[int] = field(default_factory=lambda: [0, 1, 2])
+    preset: str = "textbook"
+    model: dict = field(default_factory=lambda: {"n_layers": 2})
+    train: dict = field(default_factory=dict)
+    train_fraction: float = 1.0
+    subset_seed: int = 0
+    parser_noise: float = 0.0
+    noise_seed: int = 0
+    max_distance: int = DEFAULT_MAX_DISTANCE
+    log_buckets: bool = False
+    bias_options: dict = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not self.variants or len(set(self.variants)) != len(self.variants):
+            raise CourseInputError(f"`variants` must be a non-empty list without repeats, got {self.variants}")
+        for name in self.variants:
+            check_choice(name, "each of `variants`", VARIANTS)
+        if not self.seeds or len(set(self.seeds)) != len(self.seeds):
+            raise CourseInputError(f"`seeds` must be a non-empty list without repeats, got {self.seeds}")
+        for seed in self.seeds:
+            check_int(seed, "each of `seeds`", minimum=0)
+        check_choice(self.preset, "`preset`", sorted(PRESETS))
+        if not 0.0 < check_number(self.train_fraction, "`train_fraction`") <= 1.0:
+            raise CourseInputError(f"`train_fraction` must be in (0, 1], got {self.train_fraction!r}")
+        check_probability(self.parser_noise, "`parser_noise`")
+        check_int(self.subset_seed, "`subset_seed`", minimum=0)
+        check_int(self.noise_seed, "`noise_seed`", minimum=0)
+        check_bias_options(self.bias_options)
+        self.scheme()  # validates the bucket options
+        self.train_config(0)  # validates the model and training overrides
+        if self.classifier_config(10).encoder.n_layers < 2 and any(v != BASELINE for v in self.variants):
+            raise CourseInputError(
+                "the syntax-bias variants need at least 2 encoder blocks (model n_layers ≥ 2): with one block "
+                "only the [CLS] query row reaches the classifier, and every key of that row is in the "
+                "'special' bucket, so the bias adds one constant to the row and the softmax ignores it"
+            )
+
+    def scheme(self) -> BucketScheme:
+        return BucketScheme(max_distance=self.max_distance, log_buckets=self.log_buckets)
+
+    def train_config(self, seed: int) -> TrainConfig:
+        return resolve_configs(self.preset, {**self.model, **self.train, "seed": seed})[1]
+
+    def classifier_config(self, vocab_size: int) -> PairClassifierConfig:
+        return resolve_configs(self.preset, {**self.model, **self.train}, vocab_size)[0]
+
+    def variant_options(self, name: str):
+        """The options dataclass of variant ``name`` (its defaults, overridden by :attr:`bias_options`)."""
+        return options_for(name, self.bias_options)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "ExperimentConfig":
+        return strict_from_dict(cls, data)

@@ -1,0 +1,243 @@
+"""The syntax-bias ablation runner: every variant × seed on the same data, compared with the baseline.
+
+:func:`run_experiment` parses nothing itself (:func:`parse_corpus` does, through the
+parse cache): it takes the parses, applies the configured parser noise, trains each
+variant once per seed with :func:`lessons_lib.pairs.trainer.train_pair_classifier`
+(seeded, resumable), evaluates dev and test, compares each variant with the baseline of the
+same seed by the exact McNemar test on test, reads the learned bias per bucket and returns
+an :class:`~lessons_lib.syntax_bias.results.ExperimentResult`. :func:`load_trained` rebuilds
+a finished run's model from its folder.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Mapping, Sequence
+
+from lessons_lib.course.reproducibility import set_seed
+from lessons_lib.errors import CourseInputError
+from lessons_lib.pairs.config import PairClassifierConfig
+from lessons_lib.pairs.data import LcqmcData, PairExample
+from lessons_lib.pairs.metrics import mcnemar_exact
+from lessons_lib.pairs.runs import load_run
+from lessons_lib.pairs.trainer import TrainResult, train_pair_classifier
+from lessons_lib.pairs.vocab import Vocabulary
+from lessons_lib.syntax.buckets import BucketScheme
+from lessons_lib.syntax.noise import noisy_parses
+from lessons_lib.syntax.parser import Parse
+from lessons_lib.syntax_bias.config import ExperimentConfig
+from lessons_lib.syntax_bias.model import SyntaxBiasedPairClassifier, bucket_extras, check_parse_alignment
+from lessons_lib.syntax_bias.registry import BASELINE, VARIANTS, options_for
+from lessons_lib.syntax_bias.results import (DataSummary, EpochRecord, ExperimentResult, LearnedTable, PairedTest,
+                                             RunRecord, VariantSummary, spread)
+from lessons_lib.syntax_bias.variants import make_bias
+
+__all__ = ["subsample", "build_model", "parse_corpus", "run_experiment", "summarise", "load_trained"]
+
+
+def subsample(examples: Sequence[PairExample], fraction: float, seed: int = 0) -> list[PairExample]:
+    """A random ``fraction`` of the examples (at least one), in their original order."""
+    if not 0.0 < fraction <= 1.0:
+        raise CourseInputError(f"`train_fraction` must be in (0, 1], got {fraction!r}")
+    if fraction == 1.0:
+        return list(examples)
+    keep = max(1, round(fraction * len(examples)))
+    chosen = sorted(random.Random(seed).sample(range(len(examples)), keep))
+    return [examples[i] for i in chosen]
+
+
+def _build(classifier: PairClassifierConfig, scheme: BucketScheme, variant: str,
+           options: object) -> SyntaxBiasedPairClassifier:
+    bias = make_bias(variant, scheme, classifier.encoder.n_heads, classifier.encoder.n_layers, options)
+    return SyntaxBiasedPairClassifier(classifier, bias)
+
+
+def build_model(config: ExperimentConfig, variant: str, vocab_size: int, seed: int) -> SyntaxBiasedPairClassifier:
+    """The classifier of ``variant``, its weights drawn after seeding with ``seed``."""
+    classifier = config.classifier_config(vocab_size)
+    set_seed(seed)
+    return _build(classifier, config.scheme(), variant, config.variant_options(variant))
+
+
+def parse_corpus(data: LcqmcData, parser: str | None = None, cache_dir: str | Path | None = None,
+                 progress: bool = True, log: Callable[[str], None] | None = print) -> dict[str, Parse]:
+    """Parse every distinct sentence of the three splits through the on-disk parse cache.
+
+    Args:
+        data: the splits.
+        parser: a spaCy pipeline name or folder; ``None`` = an official Chinese pipeline if
+            installed, else the course's shipped parser (see :func:`lessons_lib.syntax.parser.load_parser`).
+        cache_dir: the parse cache folder (default ``data/cache/parses``).
+        progress: a tqdm bar over the sentences.
+
+    Returns:
+        sentence text → :class:`Parse`.
+    """
+    from tqdm.auto import tqdm
+
+    from lessons_lib.syntax.cache import DEFAULT_CACHE_DIR, ParseCache, parse_with_cache
+    from lessons_lib.syntax.parser import load_parser, parser_identity
+
+    texts = list(dict.fromkeys(t for split in (data.train, data.dev, data.test)
+                               for ex in split.examples for t in (ex.text_a, ex.text_b)))
+    nlp = load_parser(parser)
+    name, version = parser_identity(nlp)
+    with ParseCache(cache_dir or DEFAULT_CACHE_DIR, name, version) as cache, \
+            tqdm(total=len(texts), unit="sent", desc="parsing", disable=not progress, leave=False) as bar:
+        parses, stats = parse_with_cache(texts, nlp, cache, progress=bar.update)
+    if log:
+        log(f"parser {name} {version}: {stats.distinct} sentences, {stats.hits} from the cache, {stats.parsed} parsed")
+    return dict(zip(texts, parses))
+
+
+@dataclass
+class _Prepared:
+    """What every run of one experiment shares: the training subset, the (noisy) parses, the vocabulary."""
+
+    train: list[PairExample]
+    parses: dict[str, Parse]
+    noise_share: float
+    vocab: Vocabulary
+    data_note: str
+
+
+def _prepare(data: LcqmcData, parses: Mapping[str, Parse], config: ExperimentConfig) -> _Prepared:
+    train = subsample(data.train.examples, config.train_fraction, config.subset_seed)
+    needed = {t for split in (train, data.dev.examples, data.test.examples) for ex in split for t in (ex.text_a, ex.text_b)}
+    missing = sorted(needed - set(parses))
+    if missing:
+        raise CourseInputError(f"{len(missing)} sentences have no parse, e.g. {missing[0]!r}; pre-parse the data first")
+    used = {t: parses[t] for t in needed}
+    for text, parse in used.items():
+        check_parse_alignment(text, parse)
+    used, noise_share = noisy_parses(used, config.parser_noise, config.noise_seed)
+    vocab = Vocabulary.build(t for ex in train for t in (ex.text_a, ex.text_b))
+    data_note = f"{data.source.path.name}:{len(train)}:{len(data.dev)}:{len(data.test)}:{vocab.fingerprint()}"
+    return _Prepared(train, used, noise_share, vocab, data_note)
+
+
+def _run_dir_name(config: ExperimentConfig, variant: str, seed: int, data_note: str) -> str:
+    """``<variant>-seed<s>-<hash>``: the hash covers everything that shapes the run, so a
+    checkpoint is only resumed by the same run."""
+    payload = json.dumps([config.to_dict(), variant, seed, data_note], sort_keys=True)
+    return f"{variant}-seed{seed}-{hashlib.sha256(payload.encode()).hexdigest()[:10]}"
+
+
+def _record(variant: str, seed: int, result: TrainResult, run_dir: str | None) -> RunRecord:
+    epochs = [EpochRecord(h.epoch, h.train_loss, h.dev["accuracy"], h.test["accuracy"] if h.test else None,
+                          h.pairs_per_second) for h in result.history]
+    return RunRecord(variant, seed, result.dev.accuracy, result.test.accuracy, result.dev.f1, result.test.f1,
+                     epochs, result.test.predictions, run_dir)
+
+
+def _model_spec(config: ExperimentConfig, classifier: PairClassifierConfig, variant: str) -> dict:
+    """What :func:`load_trained` needs to rebuild a run's model (stored in its checkpoint)."""
+    return {"classifier": classifier.to_dict(), "variant": variant, "max_distance": config.max_distance,
+            "log_buckets": config.log_buckets, "options": config.bias_options}
+
+
+def run_experiment(
+    data: LcqmcData,
+    parses: Mapping[str, Parse],
+    config: ExperimentConfig,
+    *,
+    device: str = "cpu",
+    work_dir: str | Path | None = None,
+    progress: bool = True,
+    log: Callable[[str], None] | None = print,
+) -> ExperimentResult:
+    """Train every variant × seed and return the results.
+
+    Args:
+        data: the three splits.
+        parses: sentence → parse for every sentence of the three splits.
+        config: see :class:`~lessons_lib.syntax_bias.config.ExperimentConfig`.
+        device: ``"cpu"`` or ``"cuda"``.
+        work_dir: where each run keeps its checkpoint (``<variant>-seed<s>-<hash>/``) so an
+            interrupted experiment resumes; ``None`` = in memory only.
+        progress: tqdm bars while training.
+        log: one-line progress messages (``None``: silent).
+    """
+    prepared = _prepare(data, parses, config)
+    scheme, vocab = config.scheme(), prepared.vocab
+    classifier = config.classifier_config(len(vocab))
+    runs, models = [], {}
+    for seed in config.seeds:
+        train_config = config.train_config(seed)
+        extras = bucket_extras(prepared.parses, scheme, train_config.max_len)
+        for variant in config.variants:
+            model = build_model(config, variant, len(vocab), seed)
+            run_dir = None if work_dir is None else _run_dir_name(config, variant, seed, prepared.data_note)
+            if log:
+                log(f"variant {variant}, seed {seed}: training on {len(prepared.train)} pairs")
+            result = train_pair_classifier(
+                model, prepared.train, data.dev.examples, vocab, train_config, test_examples=data.test.examples,
+                out_dir=None if run_dir is None else Path(work_dir) / run_dir, device=device, progress=progress,
+                log=None, extras_fn=None if variant == BASELINE else extras,
+                model_config=_model_spec(config, classifier, variant),
+            )
+            runs.append(_record(variant, seed, result, run_dir))
+            models[(variant, seed)] = model
+            if log:
+                log(f"variant {variant}, seed {seed}: dev {result.dev.accuracy:.4f}, test {result.test.accuracy:.4f}")
+    return ExperimentResult(
+        config=config,
+        data=DataSummary(data.source.origin, data.source.path.name, len(prepared.train), len(data.train),
+                         len(data.dev), len(data.test), len(vocab), len(prepared.parses), prepared.noise_share),
+        buckets={"names": list(scheme.names), "kinds": list(scheme.kinds)},
+        runs=runs,
+        summary=summarise(runs),
+        mcnemar=_paired_tests(runs, [ex.label for ex in data.test.examples]),
+        learned_bias=_learned_tables(models, scheme.names),
+    )
+
+
+def summarise(runs: Sequence[RunRecord]) -> dict[str, VariantSummary]:
+    """Mean, standard deviation, min and max of dev and test accuracy per variant, over seeds."""
+    out: dict[str, VariantSummary] = {}
+    for variant in dict.fromkeys(r.variant for r in runs):
+        mine = [r for r in runs if r.variant == variant]
+        out[variant] = VariantSummary([r.seed for r in mine], spread([r.dev_accuracy for r in mine]),
+                                      spread([r.test_accuracy for r in mine]))
+    return out
+
+
+def _paired_tests(runs: Sequence[RunRecord], labels: Sequence[int]) -> list[PairedTest]:
+    baseline = {r.seed: r for r in runs if r.variant == BASELINE}
+    out = []
+    for r in runs:
+        if r.variant == BASELINE or r.seed not in baseline:
+            continue
+        test = mcnemar_exact(r.test_predictions, baseline[r.seed].test_predictions, labels)
+        out.append(PairedTest(r.variant, r.seed, test.only_a, test.only_b, test.p_value))
+    return out
+
+
+def _learned_tables(models: Mapping[tuple[str, int], SyntaxBiasedPairClassifier],
+                    names: Sequence[str]) -> list[LearnedTable]:
+    out = []
+    for (variant, seed), model in models.items():
+        if VARIANTS[variant].learned:
+            table = model.syntax_bias.bias_per_bucket().cpu()  # (tables, rows, buckets)
+            out.append(LearnedTable(variant, seed, list(names), table.tolist(), table.mean(dim=(0, 1)).tolist()))
+    return out
+
+
+def load_trained(run_dir: str | Path) -> tuple[SyntaxBiasedPairClassifier, Vocabulary]:
+    """Rebuild a finished run of :func:`run_experiment` from its folder: ``(model in eval mode, vocabulary)``.
+
+    ``run_dir`` is the experiment's work folder joined with :attr:`RunRecord.run_dir`.
+    """
+    run = load_run(run_dir)
+    spec = run.model_config
+    if not isinstance(spec, dict) or not {"classifier", "variant", "max_distance", "log_buckets", "options"} <= set(spec):
+        raise CourseInputError(f"{run_dir}: not a run of `lessons experiment` (its checkpoint has no model spec)")
+    scheme = BucketScheme(max_distance=spec["max_distance"], log_buckets=spec["log_buckets"])
+    model = _build(PairClassifierConfig.from_dict(spec["classifier"]), scheme, spec["variant"],
+                   options_for(spec["variant"], spec["options"]))
+    model.load_state_dict(run.model_state)
+    return model.eval(), run.vocab

@@ -1,0 +1,157 @@
+"""The attention-bias variants of the ablation, by name: what each is and which options it takes.
+
+One entry of :data:`VARIANTS` per variant. Everything else is derived from it: the bias
+module the runner builds (:func:`lessons_lib.syntax_bias.variants.make_bias`), the
+command-line flags of ``lessons experiment`` (one per options field), the order and the
+descriptions of the results table. No torch here, so the command line can list the
+variants and their flags cheaply.
+
+Adding a variant: write its module in :mod:`lessons_lib.syntax_bias.variants` (the
+constructor takes ``(scheme, n_heads, n_layers, options)``), its options dataclass here
+(fields named so no other variant uses the name: they become flags), and one entry in
+:data:`VARIANTS`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, fields
+from typing import Any, Mapping
+
+from lessons_lib.errors import CourseInputError
+from lessons_lib.validation import check_int, check_number
+
+__all__ = [
+    "BASELINE",
+    "NoOptions",
+    "LearnedOptions",
+    "FixedDecayOptions",
+    "HardMaskOptions",
+    "Variant",
+    "VARIANTS",
+    "variant",
+    "option_owners",
+    "options_for",
+    "check_bias_options",
+    "describe_options",
+]
+
+BASELINE = "none"
+
+
+@dataclass(frozen=True)
+class NoOptions:
+    """A variant without options."""
+
+
+@dataclass(frozen=True)
+class LearnedOptions:
+    """Options of the learned bias (see :class:`lessons_lib.syntax_bias.variants.LearnedBucketBias`).
+
+    Attributes:
+        per_head: one table row per head instead of one row shared by the heads.
+        learn_scale: multiply the table by a learnable scalar initialised to 1.
+        per_layer_tables: one table per encoder block instead of one for all.
+        bias_lr_multiplier: the effective table is ``multiplier · table``; with Adam this
+            multiplies the table's learning rate (zero stays exactly zero).
+    """
+
+    per_head: bool = False
+    learn_scale: bool = False
+    per_layer_tables: bool = False
+    bias_lr_multiplier: float = 1.0
+
+    def __post_init__(self) -> None:
+        check_number(self.bias_lr_multiplier, "bias_lr_multiplier", minimum=0.0, strict_minimum=True)
+
+
+@dataclass(frozen=True)
+class FixedDecayOptions:
+    """Options of the fixed decay: bias ``-decay · d`` for within-sentence pairs at tree distance ``d``."""
+
+    decay: float = 0.5
+
+    def __post_init__(self) -> None:
+        check_number(self.decay, "decay", minimum=0.0)
+
+
+@dataclass(frozen=True)
+class HardMaskOptions:
+    """Options of the hard mask: within a sentence only pairs at tree distance ≤ ``hard_max_distance`` attend."""
+
+    hard_max_distance: int = 1
+
+    def __post_init__(self) -> None:
+        check_int(self.hard_max_distance, "hard_max_distance", minimum=0)
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One variant of the ablation.
+
+    Attributes:
+        name: its name on the command line and in results.
+        description: one line for tables and ``--help``.
+        options: its options dataclass.
+        module: ``"module:Class"`` of its bias module; ``None`` for the baseline (no bias).
+        learned: whether it has a learned table worth reporting per bucket.
+    """
+
+    name: str
+    description: str
+    options: type = NoOptions
+    module: str | None = None
+    learned: bool = False
+
+
+VARIANTS: dict[str, Variant] = {v.name: v for v in (
+    Variant(BASELINE, "no bias (the baseline every variant is tested against)"),
+    Variant("learned", "one learnable scalar per bucket, zero at step 0 (the syntax-bias article's method)",
+            LearnedOptions, "lessons_lib.syntax_bias.variants:LearnedBucketBias", learned=True),
+    Variant("fixed_decay", "fixed -decay · tree distance within a sentence, not learned",
+            FixedDecayOptions, "lessons_lib.syntax_bias.variants:FixedDecayBias"),
+    Variant("hard_mask", "within a sentence only tree-near pairs attend (-inf beyond the radius)",
+            HardMaskOptions, "lessons_lib.syntax_bias.variants:HardMaskBias"),
+)}
+
+
+
+def option_owners() -> dict[str, str]:
+    """``{option name: the variant it belongs to}``; an option name used by two variants is an error."""
+    owners: dict[str, str] = {}
+    for entry in VARIANTS.values():
+        for spec in fields(entry.options):
+            if spec.name in owners:
+                raise CourseInputError(f"option {spec.name!r} of variant {entry.name!r} is also an option of "
+                                       f"{owners[spec.name]!r}: option names become flags and must be unique")
+            owners[spec.name] = entry.name
+    return owners
+
+
+def variant(name: str) -> Variant:
+    """The registry entry of ``name``."""
+    if name not in VARIANTS:
+        raise CourseInputError(f"unknown variant {name!r}; known: {', '.join(VARIANTS)}")
+    return VARIANTS[name]
+
+
+def check_bias_options(options: Mapping[str, Any]) -> dict[str, Any]:
+    """Flat bias options (``{"decay": 0.3, "per_head": True}``) validated by their variants' dataclasses."""
+    owners = option_owners()
+    unknown = sorted(set(options) - set(owners))
+    if unknown:
+        raise CourseInputError(f"unknown bias options {unknown}; known: {', '.join(owners)}")
+    for name in VARIANTS:
+        options_for(name, options)
+    return dict(options)
+
+
+def options_for(name: str, options: Mapping[str, Any]):
+    """The options dataclass of variant ``name`` from flat ``options`` (other variants' keys ignored)."""
+    entry = variant(name)
+    own = {f.name for f in fields(entry.options)}
+    return entry.options(**{k: v for k, v in options.items() if k in own})
+
+
+def describe_options(name: str, options: Mapping[str, Any]) -> dict[str, Any]:
+    """Variant ``name``'s options with defaults filled in, as a dict (for results)."""
+    return asdict(options_for(name, options))

@@ -1,0 +1,205 @@
+"""The results of a syntax-bias ablation, typed, with their JSON form and a plain-text table.
+
+:class:`ExperimentResult` is what :func:`lessons_lib.syntax_bias.experiment.run_experiment`
+returns and ``lessons experiment`` writes: per run (variant × seed) the dev/test accuracy
+and test predictions, per variant the spread over seeds, per variant and seed the exact
+McNemar test against the baseline of the same seed, and the learned bias per bucket.
+``to_json`` / ``from_json`` round-trip exactly; the JSON keys are the field names.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Sequence
+
+from lessons_lib.errors import CourseInputError
+from lessons_lib.syntax_bias.config import ExperimentConfig
+from lessons_lib.syntax_bias.registry import VARIANTS
+
+__all__ = [
+    "Spread",
+    "EpochRecord",
+    "RunRecord",
+    "VariantSummary",
+    "PairedTest",
+    "LearnedTable",
+    "DataSummary",
+    "ExperimentResult",
+    "spread",
+]
+
+
+@dataclass
+class Spread:
+    """Mean, sample standard deviation, min and max of a few numbers (one per seed)."""
+
+    mean: float
+    std: float
+    min: float
+    max: float
+
+
+def spread(values: Sequence[float]) -> Spread:
+    """The :class:`Spread` of ``values`` (std 0 for a single value)."""
+    if not values:
+        raise CourseInputError("`values` is empty")
+    return Spread(statistics.fmean(values), statistics.stdev(values) if len(values) > 1 else 0.0,
+                  min(values), max(values))
+
+
+@dataclass
+class EpochRecord:
+    """One epoch of one run."""
+
+    epoch: int
+    train_loss: float
+    dev_accuracy: float
+    test_accuracy: float | None
+    pairs_per_second: float
+
+
+@dataclass
+class RunRecord:
+    """One variant trained with one seed.
+
+    Attributes:
+        run_dir: the run's folder name under the experiment's work folder (``None`` when
+            the experiment ran in memory); see :func:`lessons_lib.syntax_bias.experiment.load_trained`.
+    """
+
+    variant: str
+    seed: int
+    dev_accuracy: float
+    test_accuracy: float
+    dev_f1: float
+    test_f1: float
+    epochs: list[EpochRecord]
+    test_predictions: list[int] = field(repr=False)
+    run_dir: str | None = None
+
+
+@dataclass
+class VariantSummary:
+    """A variant's accuracies over its seeds."""
+
+    seeds: list[int]
+    dev_accuracy: Spread
+    test_accuracy: Spread
+
+
+@dataclass
+class PairedTest:
+    """Exact McNemar test of a variant against the baseline of the same seed, on the test split."""
+
+    variant: str
+    seed: int
+    only_variant_right: int
+    only_baseline_right: int
+    p_value: float
+
+
+@dataclass
+class LearnedTable:
+    """The learned bias of one run: ``bias[table][row][bucket]`` and its mean per bucket."""
+
+    variant: str
+    seed: int
+    bucket_names: list[str]
+    bias: list[list[list[float]]]
+    mean_over_heads_and_layers: list[float]
+
+
+@dataclass
+class DataSummary:
+    """What the experiment trained and tested on."""
+
+    source: str
+    directory: str
+    train_pairs: int
+    train_pairs_available: int
+    dev_pairs: int
+    test_pairs: int
+    vocab_size: int
+    parsed_sentences: int
+    parser_noise_words_reattached: float
+
+
+@dataclass
+class ExperimentResult:
+    """Everything one ablation measured (see the module docstring)."""
+
+    config: ExperimentConfig
+    data: DataSummary
+    buckets: dict
+    runs: list[RunRecord]
+    summary: dict[str, VariantSummary]
+    mcnemar: list[PairedTest]
+    learned_bias: list[LearnedTable]
+
+    def run(self, variant: str, seed: int) -> RunRecord:
+        """The run of ``variant`` with ``seed``."""
+        for record in self.runs:
+            if record.variant == variant and record.seed == seed:
+                return record
+        raise CourseInputError(f"no run of variant {variant!r} with seed {seed} in these results")
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict) -> "ExperimentResult":
+        try:
+            return cls(
+                config=ExperimentConfig.from_dict(data["config"]),
+                data=DataSummary(**data["data"]),
+                buckets=dict(data["buckets"]),
+                runs=[RunRecord(**{**r, "epochs": [EpochRecord(**e) for e in r["epochs"]]}) for r in data["runs"]],
+                summary={name: VariantSummary(s["seeds"], Spread(**s["dev_accuracy"]), Spread(**s["test_accuracy"]))
+                         for name, s in data["summary"].items()},
+                mcnemar=[PairedTest(**m) for m in data["mcnemar"]],
+                learned_bias=[LearnedTable(**t) for t in data["learned_bias"]],
+            )
+        except (KeyError, TypeError) as error:
+            raise CourseInputError(f"not the results of `lessons experiment` ({type(error).__name__}: {error})") from None
+
+    def save(self, path: str | Path) -> Path:
+        """Write the results as JSON (UTF-8)."""
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(self.to_json(), indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+        return path
+
+    @classmethod
+    def load(cls, path: str | Path) -> "ExperimentResult":
+        """Read results written by :meth:`save`."""
+        path = Path(path)
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError) as error:
+            raise CourseInputError(f"{path}: cannot read the results ({error})") from None
+        try:
+            return cls.from_json(data)
+        except CourseInputError as error:
+            raise CourseInputError(f"{path}: {error}") from None
+
+    def format_table(self) -> str:
+        """A plain-text table: variant, seed, dev and test accuracy, McNemar p; then mean ± std per variant."""
+        p_values = {(m.variant, m.seed): m.p_value for m in self.mcnemar}
+        lines = [f"{'variant':<12} {'seed':>4} {'dev acc':>8} {'test acc':>9} {'McNemar p':>10}"]
+        for run in self.runs:
+            p = p_values.get((run.variant, run.seed))
+            lines.append(f"{run.variant:<12} {run.seed:>4} {run.dev_accuracy:>8.4f} {run.test_accuracy:>9.4f} "
+                         f"{'—' if p is None else f'{p:.3f}':>10}")
+        lines.append("")
+        for name in (v for v in VARIANTS if v in self.summary):
+            dev, test = self.summary[name].dev_accuracy, self.summary[name].test_accuracy
+            lines.append(f"{name:<12} dev {dev.mean:.4f} ± {dev.std:.4f}   test {test.mean:.4f} ± {test.std:.4f}")
+        return "\n".join(lines)
+
+    def describe_variants(self) -> str:
+        """One line per variant of this experiment: its name and what it is (from the registry)."""
+        names = [n for n in VARIANTS if n in self.summary]
+        return "\n".join(f"{n:<12} {VARIANTS[n].description}" for n in names)

@@ -1,0 +1,107 @@
+"""The variant registry is the one place a syntax-bias variant is declared: everything else follows from it."""
+
+from __future__ import annotations
+
+import inspect
+import json
+from dataclasses import dataclass, fields
+
+import pytest
+import torch
+
+from lessons_lib.cli import build_parser
+from lessons_lib.errors import CourseInputError
+from lessons_lib.syntax.buckets import DEFAULT_SCHEME
+from lessons_lib.syntax_bias import registry
+from lessons_lib.syntax_bias.registry import VARIANTS, Variant, check_bias_options, option_owners
+from lessons_lib.syntax_bias.variants import BucketBias, _FixedTableBias, make_bias
+
+
+def test_every_variant_builds_through_the_registry_with_its_default_options():
+    for name, entry in VARIANTS.items():
+        module = make_bias(name, DEFAULT_SCHEME, n_heads=4, n_layers=2)
+        if entry.module is None:
+            assert module is None
+            continue
+        assert isinstance(module, BucketBias) and module.n_layers == 2
+        parameters = list(inspect.signature(type(module)).parameters)
+        assert parameters[:4] == ["scheme", "n_heads", "n_layers", "options"], name
+
+
+def test_every_option_is_a_flag_of_the_experiment_command():
+    parser = build_parser()
+    experiment = parser._subparsers._group_actions[0].choices["experiment"]
+    flags = {option for action in experiment._actions for option in action.option_strings}
+    for name in option_owners():
+        assert "--" + name.replace("_", "-") in flags, name
+    assert set(experiment._option_string_actions["--variants"].choices) == set(VARIANTS)
+
+
+def test_option_names_must_be_unique(monkeypatch):
+    @dataclass(frozen=True)
+    class Clash:
+        decay: float = 1.0
+
+    monkeypatch.setitem(VARIANTS, "clash", Variant("clash", "reuses a name", Clash, None))
+    with pytest.raises(CourseInputError, match="also an option"):
+        option_owners()
+
+
+@dataclass(frozen=True)
+class EveryPairOptions:
+    every_pair_value: float = 0.25
+
+
+class EveryPairBias(_FixedTableBias):
+    """A toy variant: the same constant on every real pair (a learner could write it in two files)."""
+
+    def __init__(self, scheme, n_heads=1, n_layers=1, options=None):
+        options = options or EveryPairOptions()
+        super().__init__([options.every_pair_value] * scheme.n_buckets, n_layers)
+
+
+def test_a_new_variant_is_one_class_one_options_dataclass_and_one_entry(monkeypatch, tmp_path):
+    """Registered here at test time, the toy variant reaches the config, the runner, the flags and the table."""
+    from lessons_lib.cli.experiment_commands import config_from_args
+    from lessons_lib.syntax_bias.config import ExperimentConfig
+    from lessons_lib.syntax_bias.experiment import run_experiment
+
+    monkeypatch.setitem(VARIANTS, "every_pair", Variant("every_pair", "a constant on every pair", EveryPairOptions,
+                                                        f"{__name__}:EveryPairBias"))
+    assert check_bias_options({"every_pair_value": 0.5}) == {"every_pair_value": 0.5}
+    bias = make_bias("every_pair", DEFAULT_SCHEME, 2, 2, EveryPairOptions(0.5))
+    assert torch.equal(bias.tables(), torch.full((1, 1, DEFAULT_SCHEME.n_buckets), 0.5))
+    args = build_parser().parse_args(["experiment", "--out", str(tmp_path / "r.json"), "--variants", "none", "every_pair",
+                                      "--every-pair-value", "0.5", "--seeds", "0"])
+    config = config_from_args(args)
+    assert isinstance(config, ExperimentConfig) and config.variant_options("every_pair") == EveryPairOptions(0.5)
+
+    from test_experiment import SENTENCES, TINY_MODEL, TINY_TRAIN, _chain_parse, _examples  # noqa: E402
+    from lessons_lib.pairs.data import DataSource, LcqmcData, LcqmcSplit
+
+    examples = _examples()
+    data = LcqmcData(DataSource(tmp_path, "argument"), LcqmcSplit("train", tmp_path, examples[:30]),
+                     LcqmcSplit("dev", tmp_path, examples[30:38]), LcqmcSplit("test", tmp_path, examples[38:]))
+    small = ExperimentConfig(variants=["none", "every_pair"], seeds=[0], model=dict(TINY_MODEL), train=dict(TINY_TRAIN),
+                             bias_options={"every_pair_value": 0.5})
+    results = run_experiment(data, {t: _chain_parse(t) for t in SENTENCES}, small, progress=False, log=None)
+    assert [r.variant for r in results.runs] == ["none", "every_pair"]
+    assert "every_pair" in results.format_table()
+    json.dumps(results.to_json())
+
+
+def test_registry_module_does_not_import_torch():
+    import subprocess
+    import sys
+
+    code = ("import sys; import lessons_lib.syntax_bias.registry, lessons_lib.pairs.config; "
+            "print('torch' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "False"
+
+
+def test_options_dataclasses_are_frozen_and_validated():
+    for entry in VARIANTS.values():
+        assert entry.options.__dataclass_params__.frozen, entry.name
+    assert {f.name for f in fields(registry.LearnedOptions)} == {"per_head", "learn_scale", "per_layer_tables",
+                                                                 "bias_lr_multiplier"}
