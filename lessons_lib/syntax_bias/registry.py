@@ -66,7 +66,11 @@ class LearnedOptions:
 
 @dataclass(frozen=True)
 class FixedDecayOptions:
-    """Options of the fixed decay: bias ``-decay · d`` for within-sentence pairs at tree distance ``d``."""
+    """Options of the fixed decay: bias ``-decay · d`` for within-sentence pairs at tree distance ``d``.
+
+    Attributes:
+        decay: the slope, ≥ 0 (0 is the baseline).
+    """
 
     decay: float = 0.5
 
@@ -76,7 +80,11 @@ class FixedDecayOptions:
 
 @dataclass(frozen=True)
 class HardMaskOptions:
-    """Options of the hard mask: within a sentence only pairs at tree distance ≤ ``hard_max_distance`` attend."""
+    """Options of the hard mask: within a sentence only pairs at tree distance ≤ ``hard_max_distance`` attend.
+
+    Attributes:
+        hard_max_distance: the largest tree distance that may attend within a sentence.
+    """
 
     hard_max_distance: int = 1
 
