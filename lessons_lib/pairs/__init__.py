@@ -8,5 +8,7 @@
 - :mod:`~lessons_lib.pairs.trainer` — optimiser, schedule, the resumable training loop.
 - :mod:`~lessons_lib.pairs.metrics` — accuracy, F1, confusion, the exact McNemar test.
 - :mod:`~lessons_lib.pairs.runs` — a run folder on disk: checkpoints and reloading a run.
+- :mod:`~lessons_lib.pairs.baselines` — the majority class and the tuned character-Jaccard rule.
+- :mod:`~lessons_lib.pairs.stats` — recurrence of questions across splits, label shares, hard negatives.
 - :mod:`~lessons_lib.pairs.sample` — building the course's LCQMC-format sample.
 """
