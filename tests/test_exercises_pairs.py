@@ -82,3 +82,33 @@ def test_messages_do_not_leak_expected_values():
     with pytest.raises(ExerciseCheckError) as info:
         check_segment_ids(lambda a, b: [1] * (a + b + 3))
     assert "[0, 0" not in str(info.value)
+
+
+def test_jaccard_prediction_exercise(capsys):
+    from lessons_lib.exercises.pairs import JACCARD_EXERCISE_PAIRS, check_jaccard_predictions
+    from lessons_lib.pairs.baselines import JaccardRule
+
+    rule = JaccardRule(0.1667)
+    says = {i: p for i, p in enumerate(rule.predict(JACCARD_EXERCISE_PAIRS), start=1)}
+    right = {i: says[i] == pair.label for i, pair in enumerate(JACCARD_EXERCISE_PAIRS, start=1)}
+    assert says == {1: 1, 2: 0, 3: 1, 4: 0} and right == {1: False, 2: False, 3: True, 4: True}
+    check_jaccard_predictions(says, right, "A", rule)
+    assert "✅ 练习 06-3" in capsys.readouterr().out
+    # another threshold changes the answers the checker expects
+    check_jaccard_predictions({1: 1, 2: 0, 3: 0, 4: 0}, {1: False, 2: False, 3: False, 4: True}, "A", JaccardRule(0.7))
+    with pytest.raises(ExerciseCheckError, match="第 1 对的规则判断不对.*t = 0.1667"):
+        check_jaccard_predictions({**says, 1: 0}, right, "A", rule)
+    with pytest.raises(ExerciseCheckError, match="第 3 对“规则是否判对”不对"):
+        check_jaccard_predictions(says, {**right, 3: False}, "A", rule)
+    with pytest.raises(ExerciseCheckError, match="句子长短"):
+        check_jaccard_predictions(says, right, "B", rule)
+    with pytest.raises(ExerciseCheckError, match="之一"):
+        check_jaccard_predictions(says, right, "D", rule)
+    with pytest.raises(ExerciseCheckError, match="键应当是 1 到 4"):
+        check_jaccard_predictions({0: 1, 1: 0, 2: 1, 3: 0}, right, "A", rule)
+    with pytest.raises(ExerciseCheckError, match="0 或 1"):
+        check_jaccard_predictions({**says, 2: True}, right, "A", rule)
+    with pytest.raises(ExerciseCheckError, match="True 或 False"):
+        check_jaccard_predictions(says, {**right, 2: 0}, "A", rule)
+    with pytest.raises(ExerciseCheckError, match="应当是一个字典"):
+        check_jaccard_predictions([1, 0, 1, 0], right, "A", rule)

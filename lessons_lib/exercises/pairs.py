@@ -1,4 +1,4 @@
-"""Checkers for the sentence-pair exercises: segment ids, truncation, F1.
+"""Checkers for the sentence-pair exercises: segment ids, truncation, F1, reading the overlap rule.
 
 Each checker runs the learner's function on fixed inputs, compares with the package's own
 implementation (:mod:`lessons_lib.pairs.encoding`, :mod:`lessons_lib.pairs.trainer`) and explains known
@@ -12,6 +12,8 @@ from typing import Callable, Sequence
 import torch
 
 from lessons_lib.exercises import ExerciseCheckError, KnownMistake, call_learner, compare_tensor, passed
+from lessons_lib.pairs.baselines import JaccardRule, char_overlap
+from lessons_lib.pairs.data import PairExample
 from lessons_lib.pairs.encoding import truncate_pair
 from lessons_lib.pairs.metrics import metrics_from_logits
 
@@ -25,7 +27,7 @@ def _reference_segments(len_a: int, len_b: int) -> list[int]:
 
 def check_segment_ids(fn: Callable[[int, int], Sequence[int]]) -> None:
     """Exercise 06-1: ``fn(len_a, len_b)`` gives the segment ids of ``[CLS] a [SEP] b [SEP]``."""
-    exercise = "练习 06-1 段落编号"
+    exercise = "练习 06-1 段编号"
     for len_a, len_b in _LENGTH_CASES:
         got = call_learner(exercise, fn, len_a, len_b)
         mistakes = [
@@ -36,7 +38,7 @@ def check_segment_ids(fn: Callable[[int, int], Sequence[int]]) -> None:
         ]
         try:
             compare_tensor(exercise, got, torch.tensor(_reference_segments(len_a, len_b)), mistakes=mistakes,
-                           what=f"len_a={len_a}, len_b={len_b} 时的段落编号 (segment ids)")
+                           what=f"len_a={len_a}, len_b={len_b} 时的段编号 (segment ids)")
         except ExerciseCheckError as error:
             message = str(error)
             if "形状" in message and "应为" in message:
@@ -77,8 +79,8 @@ def check_truncation(fn: Callable[[list[int], list[int], int], tuple[list[int], 
 
 
 def check_f1(fn: Callable[[list[int], list[int]], float]) -> None:
-    """Exercise 06-3: ``fn(predictions, labels)`` is the F1 score of label 1."""
-    exercise = "练习 06-3 F1 分数"
+    """Exercise 06-4: ``fn(predictions, labels)`` is the F1 score of label 1."""
+    exercise = "练习 06-4 F1 分数"
     cases = (
         ([1, 0, 1, 1, 0, 0, 1, 0], [1, 1, 0, 1, 0, 0, 1, 1]),
         ([1, 1, 1, 1, 0, 1], [0, 1, 1, 0, 0, 1]),
@@ -104,4 +106,68 @@ def check_f1(fn: Callable[[list[int], list[int]], float]) -> None:
         if abs(got - tp / max(1, sum(labels))) < 1e-6:
             raise ExerciseCheckError(f"{exercise}: 这是召回率 (recall)，还要结合精确率 (precision)。")
         raise ExerciseCheckError(f"{exercise}: 数值不对（你的值 {got:.4f}）。检查 TP、FP、FN 的计数。")
+    passed(exercise)
+
+
+# Exercise 06-3: four pairs on which the learner predicts the character-overlap rule. Two are
+# the rule's typical failures (near-identical wording, other meaning; other wording, same
+# meaning), two are pairs it gets right.
+JACCARD_EXERCISE_PAIRS = (
+    PairExample("四级多少分算过", "六级多少分算过", 0),
+    PairExample("电脑怎么录像？", "如何在计算机上录视频", 1),
+    PairExample("狗能吃巧克力吗", "狗狗可以吃巧克力吗", 1),
+    PairExample("明天会下雨吗", "怎么提高英语听力", 0),
+)
+# Which pairs the rule must get wrong, as a choice with an explanation of each wrong option.
+JACCARD_FAILURE_CHOICES = {
+    "A": "字面很像、意思不同的句对，以及字面不像、意思相同的句对",
+    "B": "句子很长的句对",
+    "C": "含有标点符号的句对",
+}
+_FAILURE_EXPLANATIONS = {
+    "B": "规则只看字集合的交并比，句子长短本身不改变它的判断方式；错误来自“字面”和“意思”不一致。",
+    "C": "标点只是集合里的一个字符，影响很小；错误来自“字面”和“意思”不一致。",
+}
+
+
+def _as_answers(exercise: str, answers: object, name: str, kind: type) -> list:
+    if isinstance(answers, dict):
+        keys = sorted(answers)
+        if keys != list(range(1, len(JACCARD_EXERCISE_PAIRS) + 1)):
+            raise ExerciseCheckError(f"{exercise}: `{name}` 的键应当是 1 到 {len(JACCARD_EXERCISE_PAIRS)}（第几对），"
+                                     f"你给的是 {keys}")
+        values = [answers[k] for k in keys]
+    else:
+        raise ExerciseCheckError(f"{exercise}: `{name}` 应当是一个字典 {{第几对: 答案}}，你给的是 {type(answers).__name__}")
+    if kind is int and not all(v in (0, 1) and not isinstance(v, bool) for v in values):
+        raise ExerciseCheckError(f"{exercise}: `{name}` 的每个值应当是 0 或 1")
+    if kind is bool and not all(isinstance(v, bool) for v in values):
+        raise ExerciseCheckError(f"{exercise}: `{name}` 的每个值应当是 True 或 False")
+    return values
+
+
+def check_jaccard_predictions(rule_says: dict, rule_is_right: dict, failure_kind: str, rule: JaccardRule) -> None:
+    """Exercise 06-3: the learner predicts the tuned overlap rule on :data:`JACCARD_EXERCISE_PAIRS`.
+
+    ``rule_says[i]``: the rule's label (0/1) for pair ``i`` (1-based); ``rule_is_right[i]``: whether
+    that label equals the true one; ``failure_kind``: the key of :data:`JACCARD_FAILURE_CHOICES`
+    naming the pairs the rule must get wrong. ``rule`` is the rule tuned on this run's dev split.
+    """
+    exercise = "练习 06-3 读懂字重合度规则"
+    said = _as_answers(exercise, rule_says, "rule_says", int)
+    judged = _as_answers(exercise, rule_is_right, "rule_is_right", bool)
+    truth = rule.predict(JACCARD_EXERCISE_PAIRS)
+    for number, (pair, guess, actual) in enumerate(zip(JACCARD_EXERCISE_PAIRS, said, truth), start=1):
+        if guess != actual:
+            raise ExerciseCheckError(
+                f"{exercise}: 第 {number} 对的规则判断不对。规则只比较两句字集合的交并比 J 与阈值 "
+                f"t = {rule.threshold:.4f}（J > t 才判 1）：数一数两句共有几个不同的字、合起来共有几个不同的字。")
+    for number, (pair, verdict, actual) in enumerate(zip(JACCARD_EXERCISE_PAIRS, judged, truth), start=1):
+        if verdict != (actual == pair.label):
+            raise ExerciseCheckError(
+                f"{exercise}: 第 {number} 对“规则是否判对”不对：把规则的判断和真实标签 {pair.label} 比一比。")
+    if failure_kind not in JACCARD_FAILURE_CHOICES:
+        raise ExerciseCheckError(f"{exercise}: `failure_kind` 应当是 {sorted(JACCARD_FAILURE_CHOICES)} 之一")
+    if failure_kind != "A":
+        raise ExerciseCheckError(f"{exercise}: {_FAILURE_EXPLANATIONS[failure_kind]}")
     passed(exercise)

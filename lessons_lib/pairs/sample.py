@@ -61,7 +61,7 @@ from __future__ import annotations
 import math
 import random
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from itertools import combinations
 from pathlib import Path
 
@@ -551,7 +551,7 @@ def build_sample(source: str | Path = SOURCE_FILE, out_dir: str | Path = LCQMC_S
 
     ``seed`` replaces ``recipe.seed`` (the command line's ``--seed``).
     """
-    recipe = SampleRecipe(**{**(recipe or SampleRecipe()).__dict__, "seed": seed})
+    recipe = replace(recipe or SampleRecipe(), seed=seed)
     groups = read_question_groups(source)
     owner = {q: g for g in groups for q in g.questions}
     size, candidates = _eval_candidates(groups)
