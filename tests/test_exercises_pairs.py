@@ -92,23 +92,29 @@ def test_jaccard_prediction_exercise(capsys):
     says = {i: p for i, p in enumerate(rule.predict(JACCARD_EXERCISE_PAIRS), start=1)}
     right = {i: says[i] == pair.label for i, pair in enumerate(JACCARD_EXERCISE_PAIRS, start=1)}
     assert says == {1: 1, 2: 0, 3: 1, 4: 0} and right == {1: False, 2: False, 3: True, 4: True}
-    check_jaccard_predictions(says, right, "A", rule)
+    check_jaccard_predictions(lambda: (says, right, "A"), rule)
     assert "✅ 练习 06-3" in capsys.readouterr().out
     # another threshold changes the answers the checker expects
-    check_jaccard_predictions({1: 1, 2: 0, 3: 0, 4: 0}, {1: False, 2: False, 3: False, 4: True}, "A", JaccardRule(0.7))
-    with pytest.raises(ExerciseCheckError, match="第 1 对的规则判断不对.*t = 0.1667"):
-        check_jaccard_predictions({**says, 1: 0}, right, "A", rule)
-    with pytest.raises(ExerciseCheckError, match="第 3 对“规则是否判对”不对"):
-        check_jaccard_predictions(says, {**right, 3: False}, "A", rule)
-    with pytest.raises(ExerciseCheckError, match="句子长短"):
-        check_jaccard_predictions(says, right, "B", rule)
-    with pytest.raises(ExerciseCheckError, match="之一"):
-        check_jaccard_predictions(says, right, "D", rule)
-    with pytest.raises(ExerciseCheckError, match="键应当是 1 到 4"):
-        check_jaccard_predictions({0: 1, 1: 0, 2: 1, 3: 0}, right, "A", rule)
-    with pytest.raises(ExerciseCheckError, match="0 或 1"):
-        check_jaccard_predictions({**says, 2: True}, right, "A", rule)
-    with pytest.raises(ExerciseCheckError, match="True 或 False"):
-        check_jaccard_predictions(says, {**right, 2: 0}, "A", rule)
-    with pytest.raises(ExerciseCheckError, match="应当是一个字典"):
-        check_jaccard_predictions([1, 0, 1, 0], right, "A", rule)
+    check_jaccard_predictions(lambda: ({1: 1, 2: 0, 3: 0, 4: 0}, {1: False, 2: False, 3: False, 4: True}, "A"),
+                              JaccardRule(0.7))
+    wrong = [
+        (({**says, 1: 0}, right, "A"), "第 1 对的规则判断不对.*t = 0.1667"),
+        ((says, {**right, 3: False}, "A"), "第 3 对“规则是否判对”不对"),
+        ((says, right, "B"), "句子长短"),
+        ((says, right, "D"), "之一"),
+        (({0: 1, 1: 0, 2: 1, 3: 0}, right, "A"), "键应当是 1 到 4"),
+        (({**says, 2: True}, right, "A"), "0 或 1"),
+        ((says, {**right, 2: 0}, "A"), "True 或 False"),
+        (([1, 0, 1, 0], right, "A"), "应当是一个字典"),
+    ]
+    for answer, message in wrong:
+        with pytest.raises(ExerciseCheckError, match=message):
+            check_jaccard_predictions(lambda answer=answer: answer, rule)
+    with pytest.raises(ExerciseCheckError, match="三个值"):
+        check_jaccard_predictions(lambda: (says, right), rule)
+    with pytest.raises(NotImplementedError):  # the student version's placeholder passes through
+        check_jaccard_predictions(_not_done, rule)
+
+
+def _not_done():
+    raise NotImplementedError()

@@ -12,6 +12,11 @@ reads its final predictions against the same baselines.
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING, Sequence
+
+if TYPE_CHECKING:  # no torch at import time: `lessons --help` stays fast
+    from lessons_lib.pairs.data import PairExample
+    from lessons_lib.pairs.trainer import TrainResult
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -53,7 +58,8 @@ def run_baseline(args: argparse.Namespace) -> int:
     return 0
 
 
-def print_baseline_comparison(train, dev, test, result) -> None:
+def print_baseline_comparison(train: Sequence[PairExample], dev: Sequence[PairExample],
+                              test: Sequence[PairExample], result: TrainResult) -> None:
     """The baselines of this data, and a finished run's dev/test predictions read against them."""
     from lessons_lib.pairs.baselines import compute_baselines
 

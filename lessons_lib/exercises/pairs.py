@@ -146,18 +146,23 @@ def _as_answers(exercise: str, answers: object, name: str, kind: type) -> list:
     return values
 
 
-def check_jaccard_predictions(rule_says: dict, rule_is_right: dict, failure_kind: str, rule: JaccardRule) -> None:
+def check_jaccard_predictions(answers: Callable[[], tuple[dict, dict, str]], rule: JaccardRule) -> None:
     """Exercise 06-3: the learner predicts the tuned overlap rule on :data:`JACCARD_EXERCISE_PAIRS`.
 
-    ``rule_says[i]``: the rule's label (0/1) for pair ``i`` (1-based); ``rule_is_right[i]``: whether
-    that label equals the true one; ``failure_kind``: the key of :data:`JACCARD_FAILURE_CHOICES`
-    naming the pairs the rule must get wrong. ``rule`` is the rule tuned on this run's dev split.
+    ``answers()`` returns ``(rule_says, rule_is_right, failure_kind)``: ``rule_says[i]`` the
+    rule's label (0/1) for pair ``i`` (1-based), ``rule_is_right[i]`` whether that label equals
+    the true one, ``failure_kind`` the key of :data:`JACCARD_FAILURE_CHOICES` naming the pairs
+    the rule must get wrong. ``rule`` is the rule tuned on this run's dev split.
     """
     exercise = "练习 06-3 读懂字重合度规则"
+    got = call_learner(exercise, answers)
+    if not (isinstance(got, tuple) and len(got) == 3):
+        raise ExerciseCheckError(f"{exercise}: 应当返回三个值 (rule_says, rule_is_right, failure_kind)")
+    rule_says, rule_is_right, failure_kind = got
     said = _as_answers(exercise, rule_says, "rule_says", int)
     judged = _as_answers(exercise, rule_is_right, "rule_is_right", bool)
     truth = rule.predict(JACCARD_EXERCISE_PAIRS)
-    for number, (pair, guess, actual) in enumerate(zip(JACCARD_EXERCISE_PAIRS, said, truth), start=1):
+    for number, (guess, actual) in enumerate(zip(said, truth), start=1):
         if guess != actual:
             raise ExerciseCheckError(
                 f"{exercise}: 第 {number} 对的规则判断不对。规则只比较两句字集合的交并比 J 与阈值 "

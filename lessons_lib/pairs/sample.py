@@ -315,7 +315,7 @@ class SamplePlan:
     """Who is seen and unseen, and the positive pairs of every split.
 
     Attributes:
-        roles: group index -> (role, eval split), ``(“train”, None)`` for train groups.
+        roles: group index -> (role, eval split), ``("train", None)`` for train groups.
         positives: split -> kind (``"both"``, ``"one"``, ``"neither"``) -> pairs; train's are all "both".
         seen: eval split -> its seen questions (of its focus and extended groups), in source order.
         unseen: eval split -> its unseen questions, in source order.
