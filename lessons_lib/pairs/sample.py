@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from itertools import combinations
 from pathlib import Path
 
-from lessons_lib.errors import CourseInputError
+from lessons_lib.errors import CourseInputError, file_errors
 from lessons_lib.pairs.data import SPLITS, PairExample
 from lessons_lib.paths import LCQMC_SAMPLE_DIR
 
@@ -79,7 +79,12 @@ def read_question_groups(path: str | Path = SOURCE_FILE) -> list[QuestionGroup]:
         groups.append(QuestionGroup(len(groups), topic or "", tuple(current), start))
         current = []
 
-    for number, raw in enumerate(path.read_text(encoding="utf-8-sig").splitlines(), start=1):
+    try:
+        with file_errors(path):
+            lines = path.read_text(encoding="utf-8-sig").splitlines()
+    except UnicodeDecodeError as error:
+        raise CourseInputError(f"{path}: not UTF-8 text ({error.reason} at byte {error.start})") from None
+    for number, raw in enumerate(lines, start=1):
         line = raw.strip()
         if not line:
             close_group()
@@ -238,15 +243,21 @@ def build_sample(
     """Read the groups, split them, make pairs and write ``{train,dev,test}.tsv`` (no header)."""
     groups = read_question_groups(source)
     splits = split_groups(groups, seed)
+    made = {split: make_pairs(splits[split], seed + offset) for offset, split in enumerate(SPLITS)}
+    for split, pairs in made.items():
+        if not {p.label for p in pairs} == {0, 1}:
+            raise CourseInputError(f"{source}: {len(groups)} question groups are too few: the {split} split "
+                                   "would not hold pairs of both labels")
     out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
     pairs_count, positives, overlaps = {}, {}, {"0": [], "1": []}
-    for offset, split in enumerate(SPLITS):
-        pairs = make_pairs(splits[split], seed + offset)
-        with open(out_dir / f"{split}.tsv", "w", encoding="utf-8", newline="\n") as handle:
-            for pair in pairs:
-                handle.write(f"{pair.text_a}\t{pair.text_b}\t{pair.label}\n")
-                overlaps[str(pair.label)].append(char_overlap(pair.text_a, pair.text_b))
+    for split, pairs in made.items():
+        with file_errors(out_dir / f"{split}.tsv", "write"):
+            out_dir.mkdir(parents=True, exist_ok=True)
+            with open(out_dir / f"{split}.tsv", "w", encoding="utf-8", newline="\n") as handle:
+                for pair in pairs:
+                    handle.write(f"{pair.text_a}\t{pair.text_b}\t{pair.label}\n")
+        for pair in pairs:
+            overlaps[str(pair.label)].append(char_overlap(pair.text_a, pair.text_b))
         pairs_count[split] = len(pairs)
         positives[split] = sum(p.label for p in pairs)
     mean_overlap = {label: sum(v) / len(v) for label, v in overlaps.items()}
