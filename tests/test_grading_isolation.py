@@ -23,7 +23,7 @@ from lessons_lib.course.grading import grade_submissions
 from lessons_lib.course.sandbox import Isolation, Limits, choose_isolation, run_isolated
 
 NOTEBOOK = "01_tiny.ipynb"
-LIMITS = Limits(notebook_seconds=30, cell_seconds=5, call_seconds=5, memory_mb=2048, disk_mb=256)
+LIMITS = Limits(notebook_seconds=40, cell_seconds=8, call_seconds=3, memory_mb=2048, disk_mb=256)
 
 SCORES = '''def scaled_scores(q, k):
     ### BEGIN SOLUTION

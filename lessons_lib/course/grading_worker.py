@@ -175,6 +175,7 @@ def _call(client, request: dict, scratch: Path) -> dict:
 
 
 def _serve(args: argparse.Namespace, channel: _Channel) -> None:
+    from jupyter_client.manager import AsyncKernelManager
     from nbclient import NotebookClient
     from nbclient.exceptions import DeadKernelError
 
@@ -187,7 +188,10 @@ def _serve(args: argparse.Namespace, channel: _Channel) -> None:
     except CourseInputError as error:
         channel.send({"event": "failed", "message": str(error).replace(str(work), ".")})
         return
-    client = NotebookClient(nb, timeout=args.cell_seconds, kernel_name=KERNEL_NAME, allow_errors=True,
+    # The kernel talks over Unix sockets, not TCP: a sandbox without network may have no loopback either.
+    sockets = Path(tempfile.mkdtemp(prefix="kernel-")) / "ipc"
+    kernel = AsyncKernelManager(kernel_name=KERNEL_NAME, transport="ipc", ip=str(sockets))
+    client = NotebookClient(nb, km=kernel, timeout=args.cell_seconds, kernel_name=KERNEL_NAME, allow_errors=True,
                             interrupt_on_timeout=True, record_timing=False,
                             error_on_timeout={"ename": TIMEOUT_NAME, "evalue": "the cell ran past its time limit"},
                             resources={"metadata": {"path": str(work)}})
