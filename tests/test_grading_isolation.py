@@ -260,3 +260,24 @@ def test_an_unknown_or_unavailable_level_is_an_error():
     with pytest.raises(CourseInputError, match="isolation"):
         choose_isolation("docker")
     assert choose_isolation("process") == Isolation("process", "asked for")
+
+
+def test_what_comes_back_from_a_call_is_plain_data():
+    import numpy
+    import torch
+
+    from lessons_lib.course.grading_worker import NotData, as_data
+
+    class Tagged(torch.Tensor):
+        pass
+
+    value = as_data([torch.ones(2, requires_grad=True).as_subclass(Tagged), (1, 2.5, None, "x"), numpy.arange(3),
+                     numpy.float32(0.5)])
+    assert type(value[0]) is torch.Tensor and not value[0].requires_grad
+    assert value[1] == (1, 2.5, None, "x") and torch.equal(value[2], torch.arange(3)) and value[3] == 0.5
+    deep: list = []
+    for _ in range(40):
+        deep = [deep]
+    for bad in (object(), {"a": 1}, torch.nn.Linear(1, 1), deep):
+        with pytest.raises(NotData):
+            as_data(bad)

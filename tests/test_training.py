@@ -286,3 +286,38 @@ def test_command_line_reports_bad_lines_and_lenient_mode_skips_them(tmp_path: Pa
     assert main(["train", "--out", str(tmp_path / "lenient"), "--lenient", *tiny]) == 0
     out = capsys.readouterr().out
     assert "data: argument" in out and "skipped lines: 1 (lines 13)" in out
+
+
+def test_identity_differences_name_every_field() -> None:
+    from lessons_lib.pairs.runs import identity_differences
+
+    saved = {"a": 1, "model": {"d": 16, "h": 2}, "gone": True}
+    current = {"a": 1, "model": {"d": 32, "h": 2}, "new": [1]}
+    assert identity_differences(saved, current) == [
+        "gone: True in the checkpoint, missing now",
+        "model.d: 16 in the checkpoint, 32 now",
+        "new: missing in the checkpoint, [1] now",
+    ]
+    assert identity_differences(saved, saved) == []
+
+
+def test_predictions_round_trip_and_malformed_files_are_named(tmp_path: Path) -> None:
+    from lessons_lib.pairs.runs import load_predictions, save_predictions
+
+    path = save_predictions(tmp_path / "predictions.json", {"test": ([1, 0], [1, 1], "f" * 16)})
+    assert load_predictions(path, "test") == {"predictions": [1, 0], "labels": [1, 1], "fingerprint": "f" * 16}
+    with pytest.raises(CourseInputError, match="holds no dev predictions"):
+        load_predictions(path, "dev")
+    with pytest.raises(CourseInputError, match="2 predictions for 1 labels"):
+        save_predictions(tmp_path / "x.json", {"dev": ([1, 0], [1], "f" * 16)})
+    path.write_text('{"format": "lessons-predictions/1", "test": {"predictions": [true], "labels": [1], '
+                    '"fingerprint": "x"}}', encoding="utf-8")
+    with pytest.raises(CourseInputError, match="its test entry is malformed"):
+        load_predictions(path, "test")
+
+
+def test_weights_of_another_shape_are_an_error_naming_the_file(tmp_path: Path) -> None:
+    from lessons_lib.pairs.runs import load_weights
+
+    with pytest.raises(CourseInputError, match="run/checkpoint.pt: its weights do not fit this model"):
+        load_weights(tiny_model(), {"classifier.weight": torch.zeros(1)}, tmp_path / "run" / "checkpoint.pt")

@@ -56,7 +56,7 @@ from typing import Any, Callable, Sequence
 from lessons_lib.course.assignments import check_output_outside, find_exercises
 from lessons_lib.course.notebooks import KERNEL_ENV, read_notebook
 from lessons_lib.course.sandbox import (INPUT_DIR, SANDBOX_TMP, Isolation, Limits, choose_isolation, kill_session,
-                                        sandbox_command, sandbox_environment)
+                                        launch_environment, sandbox_command, sandbox_environment)
 from lessons_lib.errors import CourseInputError, file_errors
 from lessons_lib.validation import check_input_dir, check_output_dir
 
@@ -241,7 +241,7 @@ class SandboxSession:
         with open(self.log_path, "wb") as log:
             self.process = subprocess.Popen(
                 command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, start_new_session=True,
-                cwd=None if sandboxed else work, env={"PATH": os.environ.get("PATH", "")} if sandboxed else env,
+                cwd=None if sandboxed else work, env=launch_environment(isolation, env),
             )
         self._replies: queue.Queue = queue.Queue()
         threading.Thread(target=self._read_replies, daemon=True).start()

@@ -52,6 +52,8 @@ __all__ = [
     "choose_isolation",
     "sandbox_command",
     "sandbox_environment",
+    "launch_environment",
+    "kill_session",
     "run_isolated",
 ]
 
@@ -213,6 +215,11 @@ def sandbox_command(isolation: Isolation, argv: Sequence[str], input_dir: Path, 
     return list(argv)
 
 
+def launch_environment(isolation: Isolation, env: Mapping[str, str]) -> dict[str, str]:
+    """The environment to start :func:`sandbox_command`'s command with (bubblewrap sets ``env`` inside itself)."""
+    return {"PATH": os.environ.get("PATH", "")} if isolation.name == "bubblewrap" else dict(env)
+
+
 def run_isolated(isolation: Isolation, argv: Sequence[str], input_dir: Path, limits: Limits | None = None,
                  env: Mapping[str, str] | None = None, timeout: float = 60.0) -> subprocess.CompletedProcess:
     """Run ``argv`` at ``isolation``'s level to completion; returns the completed process (text output).
@@ -221,12 +228,10 @@ def run_isolated(isolation: Isolation, argv: Sequence[str], input_dir: Path, lim
     :mod:`lessons_lib.course.grading_worker`); here the time limit kills the process group.
     """
     limits = limits or Limits()
-    home = f"{SANDBOX_TMP}/home" if isolation.name == "bubblewrap" else str(input_dir / ".home")
-    env = dict(env) if env is not None else sandbox_environment(home)
+    sandboxed = isolation.name == "bubblewrap"
+    env = dict(env) if env is not None else sandbox_environment(f"{SANDBOX_TMP}/home" if sandboxed else str(input_dir / ".home"))
     command = sandbox_command(isolation, argv, input_dir, env, limits)
-    cwd = SANDBOX_TMP if isolation.name == "bubblewrap" else input_dir
-    process = subprocess.Popen(command, cwd=None if isolation.name == "bubblewrap" else cwd,
-                               env=env if isolation.name != "bubblewrap" else {"PATH": os.environ.get("PATH", "")},
+    process = subprocess.Popen(command, cwd=None if sandboxed else input_dir, env=launch_environment(isolation, env),
                                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                text=True, start_new_session=True)
     try:
