@@ -85,18 +85,24 @@ def test_messages_do_not_leak_expected_values():
 
 
 def test_jaccard_prediction_exercise(capsys):
-    from lessons_lib.exercises.pairs import JACCARD_EXERCISE_PAIRS, check_jaccard_predictions
+    from lessons_lib.exercises.pairs import JACCARD_EXERCISE_PAIRS, check_jaccard_predictions, sample_jaccard_rule
     from lessons_lib.pairs.baselines import JaccardRule
 
     rule = JaccardRule(0.1667)
     says = {i: p for i, p in enumerate(rule.predict(JACCARD_EXERCISE_PAIRS), start=1)}
     right = {i: says[i] == pair.label for i, pair in enumerate(JACCARD_EXERCISE_PAIRS, start=1)}
     assert says == {1: 1, 2: 0, 3: 1, 4: 0} and right == {1: False, 2: False, 3: True, 4: True}
-    check_jaccard_predictions(lambda: (says, right, "A"), rule)
+    check_jaccard_predictions(lambda: (says, right, "A"), rule=rule)
     assert "✅ 练习 06-3" in capsys.readouterr().out
+    # without a rule (the notebook's check cell and the grader) it is the one tuned on the sample's dev split
+    sample_says = {i: p for i, p in enumerate(sample_jaccard_rule().predict(JACCARD_EXERCISE_PAIRS), start=1)}
+    sample_right = {i: sample_says[i] == pair.label for i, pair in enumerate(JACCARD_EXERCISE_PAIRS, start=1)}
+    check_jaccard_predictions(lambda: (sample_says, sample_right, "A"), seed=5)
+    with pytest.raises(ExerciseCheckError, match="第 1 对的规则判断不对"):
+        check_jaccard_predictions(lambda: ({**sample_says, 1: 1 - sample_says[1]}, sample_right, "A"))
     # another threshold changes the answers the checker expects
     check_jaccard_predictions(lambda: ({1: 1, 2: 0, 3: 0, 4: 0}, {1: False, 2: False, 3: False, 4: True}, "A"),
-                              JaccardRule(0.7))
+                              rule=JaccardRule(0.7))
     wrong = [
         (({**says, 1: 0}, right, "A"), "第 1 对的规则判断不对.*t = 0.1667"),
         ((says, {**right, 3: False}, "A"), "第 3 对“规则是否判对”不对"),
@@ -109,11 +115,11 @@ def test_jaccard_prediction_exercise(capsys):
     ]
     for answer, message in wrong:
         with pytest.raises(ExerciseCheckError, match=message):
-            check_jaccard_predictions(lambda answer=answer: answer, rule)
+            check_jaccard_predictions(lambda answer=answer: answer, rule=rule)
     with pytest.raises(ExerciseCheckError, match="三个值"):
-        check_jaccard_predictions(lambda: (says, right), rule)
+        check_jaccard_predictions(lambda: (says, right), rule=rule)
     with pytest.raises(NotImplementedError):  # the student version's placeholder passes through
-        check_jaccard_predictions(_not_done, rule)
+        check_jaccard_predictions(_not_done, rule=rule)
 
 
 def _not_done():
