@@ -54,6 +54,12 @@ def test_percentages_match_fractions_and_printed_percentages(tmp_path):
     assert set(_statuses(path).values()) == {"printed"}
 
 
+def test_an_integer_printed_with_thousands_separators_is_read_whole(tmp_path):
+    path = _notebook(tmp_path, "01_a.ipynb", ["每多一个块多 49,984 个参数，共 279,874 个；另有 1,234 个。"],
+                     ["each extra block: +49,984 parameters; total 279,874 (ids 1, 234)"])
+    assert _statuses(path) == {"49,984": "printed", "279,874": "printed", "1,234": "unsupported"}
+
+
 def test_outputs_of_cells_whose_output_varies_do_not_count(tmp_path):
     path = _notebook(tmp_path, "01_a.ipynb", ["快了 25.6 倍。"], [], ignored="speed-up 25.6x")
     assert _statuses(path) == {"25.6": "unsupported"}

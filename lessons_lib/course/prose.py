@@ -55,6 +55,8 @@ NUMBER = re.compile(r"""
 """, re.VERBOSE)
 # In outputs numbers may touch anything ("5.5x", "d=1", "lr=0.01").
 OUTPUT_NUMBER = re.compile(r"(?<![\d.])(\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)(%)?")
+# An integer printed with thousands separators (Python's ``f"{n:,}"``), read whole as well.
+GROUPED_OUTPUT_NUMBER = re.compile(r"(?<![\d.,])\d{1,3}(?:,\d{3})+(?![\d.]|,\d)")
 STRUCTURE = re.compile(
     r"第\s*\d+\s*[课节章]|练习\s*\d+-\d+|(?<![\d.,])0\d(?![\d.,])"
     r"|\d+\.\d+\.\d+"
@@ -188,7 +190,8 @@ def _joined(text: str | list[str]) -> str:
 def printed_values(nb: dict) -> list[tuple[float, float]]:
     """Every number printed by a compared cell (not tagged nbval-ignore-output), with half a unit of its last digit.
 
-    A printed percentage is also listed as a fraction (``5.64%`` → 0.0564).
+    A printed percentage is also listed as a fraction (``5.64%`` → 0.0564); an integer printed
+    with thousands separators (``49,984``) is also listed whole.
     """
     values = []
     for cell in nb.get("cells", []):
@@ -202,6 +205,7 @@ def printed_values(nb: dict) -> list[tuple[float, float]]:
             values.append((value, half_unit))
             if match.group(2):
                 values.append((value / 100, half_unit / 100))
+        values += [(float(m.group(0).replace(",", "")), 0.5) for m in GROUPED_OUTPUT_NUMBER.finditer(output_text(cell))]
     return values
 
 
