@@ -289,6 +289,27 @@ def _epoch_line(metrics: "EpochMetrics", test: EvalResult | None) -> str:
             f"{test_text}, {metrics.pairs_per_second:.0f} pairs/s")
 
 
+def _run_identity(splits: tuple, extra: Mapping[str, Any] | None) -> dict:
+    """The fingerprints of the (train, dev, test) pairs (``None`` for a missing test split), with ``extra``."""
+    names = ("train", "dev", "test")
+    return {"data": {name: None if split is None else examples_fingerprint(split) for name, split in zip(names, splits)},
+            **(extra or {})}
+
+
+def _settle_run_folder(trainer: _Trainer, out_path: Path, resume: bool, log: Callable[[str], None] | None) -> None:
+    """Resume from ``out_path``'s checkpoint, or clear the previous run's files; then save the vocabulary."""
+    with file_errors(out_path, "create the folder"):
+        out_path.mkdir(parents=True, exist_ok=True)
+    if resume and (out_path / CHECKPOINT_NAME).is_file():
+        trainer.resume(out_path / CHECKPOINT_NAME, log)
+        clear_run_folder(out_path, [PREDICTIONS_NAME])  # predictions exist only for a finished command
+    else:
+        removed = clear_run_folder(out_path, TRAINER_FILES)
+        if removed and log:
+            log(f"starting afresh: removed {', '.join(p.name for p in removed)} of the previous run in {out_path}")
+    trainer.vocab.save(out_path / VOCAB_NAME)
+
+
 def train_pair_classifier(
     model: nn.Module,
     train_examples: Sequence[PairExample],
@@ -337,28 +358,25 @@ def train_pair_classifier(
     """
     if len(train_examples) == 0 or len(dev_examples) == 0:
         raise CourseInputError("training needs non-empty train and dev splits")
-    identity = {"data": {"train": examples_fingerprint(train_examples), "dev": examples_fingerprint(dev_examples),
-                         "test": None if test_examples is None else examples_fingerprint(test_examples)},
-                **(run_identity or {})}
     trainer = _Trainer(model, vocab, config, resolve_device(device), math.ceil(len(train_examples) / config.batch_size),
-                       extras_fn, model_config, identity)
+                       extras_fn, model_config, _run_identity((train_examples, dev_examples, test_examples), run_identity))
     out_path = Path(out_dir) if out_dir is not None else None
     if out_path is not None:
-        with file_errors(out_path, "create the folder"):
-            out_path.mkdir(parents=True, exist_ok=True)
-        if resume and (out_path / CHECKPOINT_NAME).is_file():
-            trainer.resume(out_path / CHECKPOINT_NAME, log)
-            clear_run_folder(out_path, [PREDICTIONS_NAME])  # predictions exist only for a finished command
-        else:
-            removed = clear_run_folder(out_path, TRAINER_FILES)
-            if removed and log:
-                log(f"starting afresh: removed {', '.join(p.name for p in removed)} of the previous run in {out_path}")
-        vocab.save(out_path / VOCAB_NAME)
+        _settle_run_folder(trainer, out_path, resume, log)
     if on_start is not None:
         on_start()
     resumed_from = trainer.epoch
-    dev_result = test_result = None
     last_epoch = config.epochs if stop_after_epoch is None else min(config.epochs, stop_after_epoch)
+    dev_result, test_result = _train_until(trainer, last_epoch, (train_examples, dev_examples, test_examples),
+                                           out_path, progress, log)
+    return TrainResult(trainer.history, dev_result, test_result, resumed_from)
+
+
+def _train_until(trainer: _Trainer, last_epoch: int, splits: tuple, out_path: Path | None, progress: bool,
+                 log: Callable[[str], None] | None) -> tuple[EvalResult, EvalResult | None]:
+    """Train the epochs after ``trainer.epoch`` up to ``last_epoch`` (checkpointing each); the last (dev, test) results."""
+    train_examples, dev_examples, test_examples = splits
+    dev_result = test_result = None
     for epoch in range(trainer.epoch + 1, last_epoch + 1):
         dev_result, test_result = trainer.run_epoch(train_examples, dev_examples, test_examples, epoch, progress)
         if log:
@@ -367,4 +385,4 @@ def train_pair_classifier(
             trainer.save(out_path)
     if dev_result is None:  # nothing left to train (resumed a finished run): evaluate once
         dev_result, test_result = trainer.evaluate(dev_examples), trainer.evaluate(test_examples)
-    return TrainResult(trainer.history, dev_result, test_result, resumed_from)
+    return dev_result, test_result
