@@ -3,7 +3,8 @@
 :func:`run_experiment` parses nothing itself (:func:`parse_corpus` does, through the
 parse cache): it takes the parses, applies the configured parser noise, trains each
 variant once per seed with :func:`lessons_lib.pairs.trainer.train_pair_classifier`
-(seeded, resumable), evaluates dev and test, compares each variant with the baseline of the
+(seeded, resumable; dev after every epoch), scores the test split once after training,
+compares each variant with the baseline of the
 same seed by the exact McNemar test on test, reads the learned bias per bucket and returns
 an :class:`~lessons_lib.syntax_bias.results.ExperimentResult`. :func:`load_trained` rebuilds
 a finished run's model from its folder.
@@ -23,7 +24,7 @@ from lessons_lib.errors import CourseInputError
 from lessons_lib.pairs.config import PairClassifierConfig
 from lessons_lib.pairs.data import LcqmcData, PairExample
 from lessons_lib.pairs.encoding import ExtrasFn
-from lessons_lib.pairs.metrics import mcnemar_exact
+from lessons_lib.pairs.metrics import EvalResult, evaluate, mcnemar_exact
 from lessons_lib.pairs.runs import load_run
 from lessons_lib.pairs.trainer import TrainResult, train_pair_classifier
 from lessons_lib.pairs.vocab import Vocabulary
@@ -151,11 +152,11 @@ def _run_dir_name(config: ExperimentConfig, variant: str, seed: int, data_note: 
     return f"{variant}-seed{seed}-{hashlib.sha256(payload.encode()).hexdigest()[:10]}"
 
 
-def _record(variant: str, seed: int, result: TrainResult, run_dir: str | None) -> RunRecord:
+def _record(variant: str, seed: int, result: TrainResult, test: EvalResult, run_dir: str | None) -> RunRecord:
     epochs = [EpochRecord(h.epoch, h.train_loss, h.dev["accuracy"], h.test["accuracy"] if h.test else None,
                           h.pairs_per_second) for h in result.history]
-    return RunRecord(variant, seed, result.dev.accuracy, result.test.accuracy, result.dev.f1, result.test.f1,
-                     epochs, result.test.predictions, run_dir)
+    return RunRecord(variant, seed, result.dev.accuracy, test.accuracy, result.dev.f1, test.f1,
+                     epochs, test.predictions, run_dir)
 
 
 def _model_spec(config: ExperimentConfig, classifier: PairClassifierConfig, variant: str) -> dict:
@@ -199,15 +200,18 @@ def run_experiment(
             if log:
                 log(f"variant {variant}, seed {seed}: training on {len(prepared.train)} pairs")
             result = train_pair_classifier(
-                model, prepared.train, data.dev.examples, vocab, train_config, test_examples=data.test.examples,
+                model, prepared.train, data.dev.examples, vocab, train_config,
                 out_dir=None if run_dir is None else Path(work_dir) / run_dir, device=device, progress=progress,
                 log=None, extras_fn=extras[variant],
                 model_config=_model_spec(config, classifier, variant),
             )
-            runs.append(_record(variant, seed, result, run_dir))
+            # The test split is scored once, after training: nothing is ever chosen by it.
+            test = evaluate(model, data.test.examples, vocab, batch_size=train_config.eval_batch_size,
+                            max_len=train_config.max_len, device=device, extras_fn=extras[variant])
+            runs.append(_record(variant, seed, result, test, run_dir))
             models[(variant, seed)] = model
             if log:
-                log(f"variant {variant}, seed {seed}: dev {result.dev.accuracy:.4f}, test {result.test.accuracy:.4f}")
+                log(f"variant {variant}, seed {seed}: dev {result.dev.accuracy:.4f}, test {test.accuracy:.4f}")
     return ExperimentResult(
         config=config,
         data=DataSummary(data.source.origin, data.source.path.name, len(prepared.train), len(data.train),

@@ -67,7 +67,7 @@ def spread(values: Sequence[float]) -> Spread:
 
 @dataclass
 class EpochRecord:
-    """One epoch of one run."""
+    """One epoch of one run (``test_accuracy`` is ``None``: the runner scores test once, after training)."""
 
     epoch: int
     train_loss: float
