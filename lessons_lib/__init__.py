@@ -9,7 +9,8 @@ subpackage                  concept                                             
 ``seq2seq``                 a GRU encoder–decoder with attention and its toy task     02
 ``transformer``             positional encoding, the encoder block and stack          04–05
 ``pairs``                   LCQMC sentence pairs: data, vocabulary, classifier,       06
-                            configs and presets, training, metrics, run folders
+                            configs and presets, training, metrics, run folders,
+                            baselines, data statistics, the course's sample
 ``syntax``                  parses, head arrays, treebanks, tree distances, distance  07
                             buckets, the parse cache, parser noise, the parser's
                             own training

@@ -10,6 +10,7 @@ from lessons_lib.errors import CourseInputError
 from lessons_lib.pairs.data import find_split_file, load_lcqmc, read_lcqmc_file, resolve_data_dir
 from lessons_lib.paths import LCQMC_ENV_VAR, LCQMC_SAMPLE_DIR
 from lessons_lib.pairs.sample import build_sample, char_overlap, read_question_groups
+from lessons_lib.pairs.stats import LCQMC_MEASURED, split_statistics
 
 
 def write(tmp_path: Path, content: bytes, name: str = "train.tsv") -> Path:
@@ -111,26 +112,36 @@ def test_shipped_sample_meets_its_promises(monkeypatch: pytest.MonkeyPatch) -> N
     data = load_lcqmc()
     assert data.source.is_sample and "样例" in data.source.describe()
     groups = read_question_groups()
-    assert len(groups) >= 300
-    assert sum(len(g.questions) for g in groups) >= 1000
-    splits = (data.train, data.dev, data.test)
-    total = sum(len(s) for s in splits)
-    positives = sum(s.label_counts()[1] for s in splits)
-    assert total >= 4000
-    assert 0.45 <= positives / total <= 0.55
-    # no group in more than one split
+    assert len(groups) >= 400 and all(len(g.questions) == 6 for g in groups)
+    splits = {"train": data.train.examples, "dev": data.dev.examples, "test": data.test.examples}
+    stats = split_statistics(splits)
+    # LCQMC's label balance: train 58 % label 1, dev and test exactly half
+    assert abs(stats.label_share("train") - LCQMC_MEASURED["label_1"]["train"]) <= 0.01
+    assert stats.label_share("dev") == stats.label_share("test") == 0.5
+    # LCQMC's recurrence of test questions in train, within 3 points
+    for split in ("dev", "test"):
+        against = stats.against_train[split]
+        assert abs(against.seen_share - LCQMC_MEASURED["test_questions_seen"]) <= 0.03
+        for share, key in zip(against.kind_shares(), ("test_both", "test_one", "test_neither")):
+            assert abs(share - LCQMC_MEASURED[key]) <= 0.03, (split, key, share)
+    # no pair twice, in either order, within or across splits; dev and test share no question
+    assert set(stats.repeats.values()) == {0} and set(stats.duplicates.values()) == {0}
+    assert stats.shared_dev_test_questions == 0
+    # label 1 exactly when the two questions are in one group
     group_of = {q: g.index for g in groups for q in g.questions}
-    seen = [{group_of[q] for e in s.examples for q in (e.text_a, e.text_b)} for s in splits]
-    assert not (seen[0] & seen[1]) and not (seen[0] & seen[2]) and not (seen[1] & seen[2])
-    # every pair is consistent with the groups: label 1 exactly when same group
-    for split in splits:
-        assert all((group_of[e.text_a] == group_of[e.text_b]) == bool(e.label) for e in split.examples)
-        assert split.duplicate_count() == 0 and not split.conflicting_pairs()
-    # hard negatives and low-overlap positives exist
-    negatives = [e for s in splits for e in s.examples if e.label == 0]
-    positives_ = [e for s in splits for e in s.examples if e.label == 1]
-    assert sum(char_overlap(e.text_a, e.text_b) >= 0.5 for e in negatives) >= 100
-    assert sum(char_overlap(e.text_a, e.text_b) <= 0.2 for e in positives_) >= 300
+    for examples in splits.values():
+        assert all((group_of[e.text_a] == group_of[e.text_b]) == bool(e.label) for e in examples)
+    # unseen questions never reach train: an eval group is absent from train entirely ("new",
+    # "decoy") or lacks at most one question there ("extended"); train groups are complete
+    train_questions = {q for e in splits["train"] for q in (e.text_a, e.text_b)}
+    eval_groups = {group_of[q] for s in ("dev", "test") for e in splits[s] for q in (e.text_a, e.text_b)}
+    for group in groups:
+        missing = sum(q not in train_questions for q in group.questions)
+        assert missing in ((0, 1, 6) if group.index in eval_groups else (0,)), group.questions
+    # hard negatives in every split, low-overlap positives overall
+    assert min(stats.hard_negatives[s] for s in ("dev", "test")) >= 20 and stats.hard_negatives["train"] >= 100
+    positives = [e for examples in splits.values() for e in examples if e.label == 1]
+    assert sum(char_overlap(e.text_a, e.text_b) <= 0.2 for e in positives) >= 300
 
 
 def test_build_is_deterministic_and_matches_shipped_files(tmp_path: Path) -> None:

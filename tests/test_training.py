@@ -206,6 +206,9 @@ def test_command_line_trains_resumes_and_compares(tmp_path: Path, capsys: pytest
     assert main(["train", "--preset", "textbook", "--out", str(tmp_path / "a"), *tiny]) == 0
     out = capsys.readouterr().out
     assert "data: sample" in out and "final: dev accuracy" in out
+    # the final numbers are read against the baselines of the same data
+    assert "baselines on the same data:" in out and "majority class (label 1, from train)" in out
+    assert out.count(" vs majority ") == 3 and out.count(" vs jaccard ") == 2  # Jaccard-vs-majority, dev, test
     metrics = json.loads((tmp_path / "a" / "metrics.json").read_text(encoding="utf-8"))
     assert [e["epoch"] for e in metrics["epochs"]] == [1, 2]
     assert metrics["best_dev_epoch"] in (1, 2) and "best dev epoch" in out

@@ -21,6 +21,7 @@ COMMAND_MODULES = (
     "lessons_lib.cli.notebook_commands",
     "lessons_lib.cli.env_commands",
     "lessons_lib.cli.lcqmc_commands",
+    "lessons_lib.cli.data_commands",
     "lessons_lib.cli.syntax_commands",
     "lessons_lib.cli.assignment_commands",
     "lessons_lib.cli.experiment_commands",

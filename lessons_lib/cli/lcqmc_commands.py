@@ -86,6 +86,9 @@ def run_train(args: argparse.Namespace) -> int:
         return 130
     _write_predictions(out, result, data)
     _print_summary(out, result)
+    from lessons_lib.cli.data_commands import print_baseline_comparison
+
+    print_baseline_comparison(train_examples, data.dev.examples, data.test.examples, result)
     return 0
 
 

@@ -1,0 +1,65 @@
+"""``lessons data-stats`` and ``lessons baseline``: what a data set is made of, and what a model must beat.
+
+``lessons data-stats --data-dir DIR`` prints how the questions of dev and test recur in
+train, the label shares, pair repeats across splits and hard negatives, beside the real
+LCQMC's numbers (:mod:`lessons_lib.pairs.stats`). ``lessons baseline --data-dir DIR`` prints
+the majority class of train and the character-Jaccard rule tuned on dev, on dev and test
+(:mod:`lessons_lib.pairs.baselines`). Without ``--data-dir`` both use ``$LCQMC_DIR`` or else
+the course's sample, and say which. :func:`print_baseline_comparison` is how ``lessons train``
+reads its final predictions against the same baselines.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    for name, help_text, handler in (
+        ("data-stats", "recurrence of questions across splits, label shares, repeats, hard negatives", run_data_stats),
+        ("baseline", "majority class and the character-Jaccard rule (threshold tuned on dev), on dev and test",
+         run_baseline),
+    ):
+        p = subparsers.add_parser(name, help=help_text)
+        p.add_argument("--data-dir", default=None,
+                       help="folder with train/dev/test files (default: $LCQMC_DIR, else the sample)")
+        p.add_argument("--lenient", action="store_true", help="skip malformed lines (they are listed) instead of stopping")
+        p.set_defaults(handler=handler)
+
+
+def _load(args: argparse.Namespace):
+    from lessons_lib.pairs.data import load_lcqmc
+
+    data = load_lcqmc(args.data_dir, lenient=args.lenient)
+    print(f"data: {data.source.origin} -> {data.source.path}" + (" (the course's sample, not LCQMC)" if data.source.is_sample else ""))
+    print(data.summary())
+    return data
+
+
+def run_data_stats(args: argparse.Namespace) -> int:
+    from lessons_lib.pairs.stats import split_statistics
+
+    data = _load(args)
+    print(split_statistics({"train": data.train.examples, "dev": data.dev.examples, "test": data.test.examples}).report())
+    return 0
+
+
+def run_baseline(args: argparse.Namespace) -> int:
+    from lessons_lib.pairs.baselines import compute_baselines
+
+    data = _load(args)
+    baselines = compute_baselines(data.train.examples, data.dev.examples, data.test.examples)
+    print(baselines.report())
+    return 0
+
+
+def print_baseline_comparison(train, dev, test, result) -> None:
+    """The baselines of this data, and a finished run's dev/test predictions read against them."""
+    from lessons_lib.pairs.baselines import compute_baselines
+
+    baselines = compute_baselines(train, dev, test)
+    print("baselines on the same data:")
+    print(baselines.report())
+    print(baselines.read_against("dev", result.dev.predictions))
+    if result.test is not None:
+        print(baselines.read_against("test", result.test.predictions))

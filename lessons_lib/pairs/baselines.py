@@ -1,0 +1,152 @@
+"""The two baselines every pair classifier is read against: the majority class and character overlap.
+
+- *Majority class* (:func:`majority_label`): the more frequent label of the **training**
+  split, predicted for every pair; a tie goes to label 1. It is what a model that learned
+  nothing scores.
+- *Character-Jaccard rule* (:class:`JaccardRule`, :func:`tune_jaccard_rule`): predict 1
+  ("same meaning") exactly when ``J(a, b) > t``, where ``J`` is :func:`char_overlap`, the
+  Jaccard overlap of the two questions' character sets. The threshold ``t`` is tuned on
+  **dev** only. The candidates are ``-1`` (every pair "same") and every distinct ``J``
+  value of the dev pairs, so each labelling of dev that the rule can produce is tried
+  exactly once; the candidate with the most correct dev pairs wins, and a tie goes to the
+  **smallest** ``t``. The test split is never looked at while tuning.
+
+:func:`compute_baselines` runs both on train/dev/test and keeps their predictions, so that
+a model's predictions can be read against them with the exact McNemar test
+(:meth:`Baselines.read_against`). Nothing here imports torch until a McNemar test is asked for.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+from lessons_lib.errors import CourseInputError
+from lessons_lib.pairs.data import PairExample
+
+__all__ = [
+    "char_overlap",
+    "majority_label",
+    "JaccardRule",
+    "tune_jaccard_rule",
+    "accuracy",
+    "Baselines",
+    "compute_baselines",
+]
+
+EVAL_SPLITS = ("dev", "test")
+
+
+def char_overlap(a: str, b: str) -> float:
+    """Jaccard overlap of the two questions' character sets, in [0, 1] (0 when both are empty)."""
+    set_a, set_b = set(a), set(b)
+    union = len(set_a | set_b)
+    return len(set_a & set_b) / union if union else 0.0
+
+
+def _require_pairs(examples: Sequence[PairExample], name: str) -> None:
+    if len(examples) == 0:
+        raise CourseInputError(f"`{name}` is empty: a baseline needs at least one labelled pair")
+
+
+def majority_label(train: Sequence[PairExample]) -> int:
+    """The more frequent label of ``train`` (1 on a tie)."""
+    _require_pairs(train, "train")
+    ones = sum(example.label for example in train)
+    return 1 if 2 * ones >= len(train) else 0
+
+
+def accuracy(predictions: Sequence[int], examples: Sequence[PairExample]) -> float:
+    """Share of ``examples`` whose label equals the prediction at the same position."""
+    if len(predictions) != len(examples):
+        raise CourseInputError(f"{len(predictions)} predictions for {len(examples)} pairs")
+    _require_pairs(examples, "examples")
+    return sum(int(p) == e.label for p, e in zip(predictions, examples)) / len(examples)
+
+
+@dataclass(frozen=True)
+class JaccardRule:
+    """Predict 1 exactly when the character Jaccard overlap is above ``threshold``."""
+
+    threshold: float
+
+    def predict(self, examples: Sequence[PairExample]) -> list[int]:
+        return [int(char_overlap(e.text_a, e.text_b) > self.threshold) for e in examples]
+
+
+def tune_jaccard_rule(dev: Sequence[PairExample]) -> JaccardRule:
+    """The rule with the best dev accuracy; candidates and tie rule as in the module docstring."""
+    _require_pairs(dev, "dev")
+    scored = [(char_overlap(e.text_a, e.text_b), e.label) for e in dev]
+    best_threshold, best_correct = -1.0, -1
+    for threshold in [-1.0] + sorted({overlap for overlap, _ in scored}):
+        correct = sum((overlap > threshold) == bool(label) for overlap, label in scored)
+        if correct > best_correct:  # strictly better only: the smallest threshold keeps a tie
+            best_threshold, best_correct = threshold, correct
+    return JaccardRule(best_threshold)
+
+
+@dataclass
+class Baselines:
+    """Both baselines on one data set.
+
+    Attributes:
+        majority: the training split's majority label.
+        jaccard: the rule tuned on dev.
+        predictions: ``predictions[name][split]`` for ``name`` in ``("majority", "jaccard")``
+            and ``split`` in ``("dev", "test")``, one 0/1 per pair in file order.
+        labels: ``labels[split]``, the true labels in the same order.
+    """
+
+    majority: int
+    jaccard: JaccardRule
+    predictions: dict[str, dict[str, list[int]]]
+    labels: dict[str, list[int]]
+
+    def accuracy(self, name: str, split: str) -> float:
+        predicted, labels = self.predictions[name][split], self.labels[split]
+        return sum(p == y for p, y in zip(predicted, labels)) / len(labels)
+
+    def report(self) -> str:
+        """Each baseline's dev and test accuracy, and the Jaccard rule against the majority class on test."""
+        lines = []
+        for name, label in (("majority", f"majority class (label {self.majority}, from train)"),
+                            ("jaccard", f"character Jaccard > {self.jaccard.threshold:.4f} (tuned on dev)")):
+            lines.append(f"{label}: dev accuracy {self.accuracy(name, 'dev'):.4f}, "
+                         f"test accuracy {self.accuracy(name, 'test'):.4f}")
+        lines.append(self._paired_line("test", "jaccard", self.predictions["jaccard"]["test"], "majority"))
+        return "\n".join(lines)
+
+    def _paired_line(self, split: str, model: str, predictions: Sequence[int], name: str) -> str:
+        from lessons_lib.pairs.metrics import mcnemar_exact
+
+        labels = self.labels[split]
+        mine = sum(int(p) == y for p, y in zip(predictions, labels)) / len(labels)
+        test = mcnemar_exact(predictions, self.predictions[name][split], labels)
+        return (f"{split}: {model} {mine:.4f} vs {name} {self.accuracy(name, split):.4f}: "
+                f"only {model} right {test.only_a}, only {name} right {test.only_b}, "
+                f"exact McNemar p = {test.p_value:.2g}")
+
+    def read_against(self, split: str, predictions: Sequence[int], model: str = "model") -> str:
+        """One line per baseline: the model against it on ``split``, with the exact McNemar test."""
+        if split not in EVAL_SPLITS:
+            raise CourseInputError(f"`split` must be one of {EVAL_SPLITS}, got {split!r}")
+        if len(predictions) != len(self.labels[split]):
+            raise CourseInputError(f"{len(predictions)} {model} predictions for {len(self.labels[split])} {split} pairs")
+        return "\n".join(self._paired_line(split, model, predictions, name) for name in ("majority", "jaccard"))
+
+
+def compute_baselines(train: Sequence[PairExample], dev: Sequence[PairExample],
+                      test: Sequence[PairExample]) -> Baselines:
+    """The majority class of ``train`` and the Jaccard rule tuned on ``dev``, applied to dev and test."""
+    _require_pairs(test, "test")
+    label = majority_label(train)
+    rule = tune_jaccard_rule(dev)
+    splits = {"dev": dev, "test": test}
+    return Baselines(
+        majority=label,
+        jaccard=rule,
+        predictions={"majority": {s: [label] * len(ex) for s, ex in splits.items()},
+                     "jaccard": {s: rule.predict(ex) for s, ex in splits.items()}},
+        labels={s: [e.label for e in ex] for s, ex in splits.items()},
+    )

@@ -1,0 +1,123 @@
+"""The baselines (majority class, tuned character-Jaccard rule) and the data-set statistics."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from lessons_lib.errors import CourseInputError
+from lessons_lib.pairs.baselines import (
+    JaccardRule,
+    accuracy,
+    char_overlap,
+    compute_baselines,
+    majority_label,
+    tune_jaccard_rule,
+)
+from lessons_lib.pairs.data import PairExample
+from lessons_lib.pairs.stats import HARD_NEGATIVE_OVERLAP, data_statistics, split_statistics
+
+
+def pairs(*rows: tuple[str, str, int]) -> list[PairExample]:
+    return [PairExample(a, b, label) for a, b, label in rows]
+
+
+def test_char_overlap() -> None:
+    assert char_overlap("什么花一年四季都开", "什么花生一年四季都开") == pytest.approx(0.9)
+    assert char_overlap("ab", "ba") == 1.0 and char_overlap("ab", "cd") == 0.0
+    assert char_overlap("abc", "cd") == char_overlap("cd", "abc") == pytest.approx(0.25)
+    assert char_overlap("", "") == 0.0
+
+
+def test_majority_label_comes_from_train_and_ties_go_to_1() -> None:
+    assert majority_label(pairs(("a", "b", 0), ("c", "d", 0), ("e", "f", 1))) == 0
+    assert majority_label(pairs(("a", "b", 0), ("c", "d", 1))) == 1
+    with pytest.raises(CourseInputError, match="empty"):
+        majority_label([])
+
+
+def test_jaccard_rule_is_strict_and_its_ties_go_to_the_smallest_threshold() -> None:
+    # overlaps 1/3 (label 1), 1.0 (label 1), 0.5 (label 0)
+    dev = pairs(("ab", "ac", 1), ("ab", "ba", 1), ("abc", "ab", 0))
+    overlaps = [char_overlap(e.text_a, e.text_b) for e in dev]
+    assert overlaps == pytest.approx([1 / 3, 1.0, 2 / 3])
+    # t = -1 (all "same"): 2 right; t = 1/3: 1 right; t = 2/3: 2 right; t = 1: 1 right -> tie, smallest wins
+    assert tune_jaccard_rule(dev) == JaccardRule(-1.0)
+    # a pair whose overlap equals the threshold is predicted 0: the rule is J > t
+    assert JaccardRule(2 / 3).predict(dev) == [0, 1, 0]
+    # a dev set where one threshold alone is best
+    dev = pairs(("ab", "ac", 0), ("ab", "ba", 1), ("abc", "ab", 1), ("ab", "cd", 0))
+    assert tune_jaccard_rule(dev) == JaccardRule(1 / 3)
+    with pytest.raises(CourseInputError, match="empty"):
+        tune_jaccard_rule([])
+
+
+def test_compute_baselines_and_reading_a_model_against_them() -> None:
+    train = pairs(("ab", "ac", 1), ("x", "y", 1), ("p", "q", 0))
+    dev = pairs(("ab", "ba", 1), ("ab", "cd", 0))
+    test = pairs(("ab", "ab", 1), ("ab", "cd", 0), ("abc", "abd", 1), ("mn", "m", 0))
+    baselines = compute_baselines(train, dev, test)
+    assert baselines.majority == 1 and baselines.predictions["majority"]["test"] == [1, 1, 1, 1]
+    assert baselines.jaccard == JaccardRule(0.0)
+    assert baselines.predictions["jaccard"]["test"] == [1, 0, 1, 1]
+    assert baselines.accuracy("majority", "test") == 0.5 and baselines.accuracy("jaccard", "test") == 0.75
+    assert accuracy(baselines.predictions["jaccard"]["test"], test) == 0.75
+    report = baselines.report()
+    assert "majority class (label 1, from train): dev accuracy 0.5000, test accuracy 0.5000" in report
+    assert "character Jaccard > 0.0000 (tuned on dev)" in report and "exact McNemar p =" in report
+    lines = baselines.read_against("test", [1, 0, 1, 0], model="perfect").splitlines()
+    assert lines[0].startswith("test: perfect 1.0000 vs majority 0.5000: only perfect right 2, only majority right 0")
+    assert lines[1].startswith("test: perfect 1.0000 vs jaccard 0.7500: only perfect right 1, only jaccard right 0")
+    with pytest.raises(CourseInputError, match="3 model predictions for 4 test pairs"):
+        baselines.read_against("test", [1, 0, 1])
+    with pytest.raises(CourseInputError, match="split"):
+        baselines.read_against("train", [1, 0, 1])
+    with pytest.raises(CourseInputError, match="2 predictions for 4 pairs"):
+        accuracy([1, 0], test)
+    with pytest.raises(CourseInputError, match="`test` is empty"):
+        compute_baselines(train, dev, [])
+
+
+def tiny_splits() -> dict[str, list[PairExample]]:
+    train = pairs(("猫能吃葡萄吗", "猫可以吃葡萄吗", 1), ("猫可以吃葡萄吗", "猫咪吃葡萄行吗", 1), ("明天下雨吗", "今天几号", 0))
+    dev = pairs(("猫能吃葡萄吗", "猫咪吃葡萄行吗", 1),  # both seen, linked through train positives
+                ("明天下雨吗", "狗能吃葡萄吗", 0),     # one seen
+                ("狗能吃葡萄吗", "狗可以吃葡萄吗", 1))  # neither
+    test = pairs(("猫可以吃葡萄吗", "猫能吃葡萄吗", 1),  # the first training pair, reversed: a repeat
+                 ("猫能吃葡萄吗", "狗能吃葡萄吗", 0),     # a hard negative (overlap 5/7)
+                 ("明天下雨吗", "今天几号", 0),           # a second repeat (same order)
+                 ("明天下雨吗", "今天几号", 0))           # ... and a duplicate within test
+    return {"train": train, "dev": dev, "test": test}
+
+
+def test_split_statistics_on_a_hand_made_set() -> None:
+    stats = split_statistics(tiny_splits())
+    assert stats.pairs == {"train": 3, "dev": 3, "test": 4}
+    assert stats.positives == {"train": 2, "dev": 2, "test": 1}
+    dev, test = stats.against_train["dev"], stats.against_train["test"]
+    # dev questions: 猫能…, 猫咪…, 明天…, 狗能…, 狗可以… -> 3 of 5 seen
+    assert (dev.questions, dev.questions_seen, dev.both, dev.one, dev.neither) == (5, 3, 1, 1, 1)
+    assert dev.seen_share == pytest.approx(0.6) and dev.kind_shares() == pytest.approx((1 / 3, 1 / 3, 1 / 3))
+    assert dev.linked_positives == 1
+    assert (test.questions, test.questions_seen, test.both, test.one, test.neither) == (5, 4, 3, 1, 0)
+    assert test.linked_positives == 1
+    assert stats.repeats == {"train&dev": 0, "train&test": 2, "dev&test": 0}
+    assert stats.duplicates == {"train": 0, "dev": 0, "test": 1}
+    assert char_overlap("猫能吃葡萄吗", "狗能吃葡萄吗") >= HARD_NEGATIVE_OVERLAP
+    assert stats.hard_negatives == {"train": 0, "dev": 0, "test": 1}
+    assert stats.shared_dev_test_questions == 3
+    report = stats.report()
+    assert "test questions seen in train" in report and "80.0% of 5" in report and "66.3%" in report
+    assert "2 / 0 / 0" not in report and "0 / 2 / 0" in report  # the repeats line, in its order
+
+
+def test_split_statistics_rejects_a_missing_split(tmp_path: Path) -> None:
+    splits = tiny_splits()
+    with pytest.raises(CourseInputError, match="'dev' is missing or empty"):
+        split_statistics({"train": splits["train"], "dev": [], "test": splits["test"]})
+    with pytest.raises(CourseInputError, match="'test' is missing"):
+        split_statistics({"train": splits["train"], "dev": splits["dev"]})
+    (tmp_path / "train.tsv").write_text("猫\t狗\t0\n", encoding="utf-8")
+    with pytest.raises(CourseInputError, match="no dev file"):
+        data_statistics(tmp_path)
