@@ -153,12 +153,13 @@ def _id_set(exercise: str, answer: Any, key: str) -> set[int]:
     return ids
 
 
-def check_one_block_gradients(fn: Callable[[], dict]) -> None:
+def check_one_block_gradients(fn: Callable[[], dict], *, seed: int | None = None) -> None:
     """Exercise 08-3 (a prediction): with one encoder block, which buckets of a zero table get a
     gradient of exactly 0.0, and which only a rounding-error-sized one?
 
     ``fn()`` returns ``{"exactly_zero": {ids}, "rounding_only": {ids}}``; the checker measures the
-    gradient on a fixed batch and compares.
+    gradient on a fixed batch and compares. ``seed`` (the grader's) is accepted and unused: a
+    prediction has no inputs to redraw, and the batch is the fixed one the lesson measures.
     """
     exercise = "练习 08-3 一个块时哪些桶拿不到梯度"
     answer = call_learner(exercise, fn)
