@@ -10,7 +10,7 @@ import torch
 from lessons_lib.errors import CourseInputError
 from lessons_lib.pairs.vocab import tokenize_chars
 from lessons_lib.syntax.attachment_control import (FRAMES, PEOPLE, PROBE, READINGS, VERBS, ambiguous_question,
-                                                   bucket_profile, make_attachment_control, phrase_tree,
+                                                   both_readings, bucket_profile, make_attachment_control, phrase_tree,
                                                    probe_question, text_only_baselines)
 from lessons_lib.syntax.buckets import (DEFAULT_SCHEME, PAD_BUCKET, POSITION_UNITS, BucketScheme,
                                         batch_pair_distance_buckets, batch_pair_position_buckets)
@@ -113,6 +113,17 @@ def test_bucket_profile_counts_pairs_of_one_sentence(task):
         assert len(means) == DEFAULT_SCHEME.n_buckets
         assert means[DEFAULT_SCHEME.cross_sentence] == means[DEFAULT_SCHEME.special] == 0.0
     assert profile[1][5] > profile[0][5] and profile[1][6] > profile[0][6] == 0.0
+    same_word, d1 = DEFAULT_SCHEME.same_word, 1  # the same words, and n - 1 arcs under either tree
+    assert profile[0][same_word] == profile[1][same_word] and profile[0][d1] == profile[1][d1]
+
+
+def test_both_readings_keep_the_words_and_change_the_tree(task):
+    text = task.test[0].text_a
+    both = both_readings(task.parses[text])
+    assert both[task.readings[text]] == task.parses[text]
+    assert both[0].words == both[1].words and both[0].heads != both[1].heads
+    with pytest.raises(CourseInputError, match="not an ambiguous question"):
+        both_readings(task.parses[task.test[0].text_b])
 
 
 def test_control_bad_input():

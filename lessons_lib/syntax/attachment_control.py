@@ -17,7 +17,8 @@ sequence distance. Only a model that reads the tree can learn the task.
 
 What the mechanism can see: every tree of ``n`` words has ``n − 1`` arcs, so both readings
 have exactly as many distance-1 pairs; they differ further out (reading 1 nests 的 two arcs
-deeper, so it has pairs at distance 5 and 6 that reading 0 lacks; :func:`bucket_profile`).
+deeper, so it has more pairs at distance 5, and at distance 6 some that reading 0 never has;
+:func:`bucket_profile`).
 
 Vocabulary: 20 two-character transitive verbs that take a person as object and 20 person
 nouns, in 12 question frames (prefix ∅ / 请问 / 你觉得 × 4 tails). Splits are made by phrase
@@ -57,6 +58,7 @@ __all__ = [
     "probe_question",
     "make_attachment_control",
     "text_only_baselines",
+    "both_readings",
     "bucket_profile",
 ]
 
@@ -218,24 +220,38 @@ def text_only_baselines(task: ControlTask) -> dict[str, float]:
     }
 
 
+def both_readings(parse: Parse) -> dict[int, Parse]:
+    """The same ambiguous question (same words, same frame) under each reading: ``{0: ..., 1: ...}``."""
+    words = tuple(parse.words)
+    for frame, ((prefix, _), tail) in enumerate(FRAMES):
+        start = len(prefix)
+        if (len(words) == start + 4 + len(tail) and words[:start] == prefix and words[start + 4:] == tail
+                and words[start + 2] == "的"):
+            verb, noun1, noun2 = words[start], words[start + 1], words[start + 3]
+            return {r: ambiguous_question(verb, noun1, noun2, r, frame) for r in READINGS}
+    raise CourseInputError(f"{parse.text!r} is not an ambiguous question of the control task")
+
+
 def bucket_profile(task: ControlTask, split: str = "test",
                    scheme: BucketScheme = DEFAULT_SCHEME) -> dict[int, list[float]]:
-    """Mean number of character pairs per bucket id in one ambiguous sentence, by reading.
+    """Mean number of character pairs per bucket id in one ambiguous sentence, under each reading.
 
-    Only same-sentence ids occur (same word and the distances; a character paired with
-    itself counts in "same word"), so the ``cross sentence`` and ``special`` entries are 0.
+    Paired: every distinct ambiguous sentence of ``split`` is counted under both trees (its own
+    and the other reading's, same words and frame), so a difference between the two lists comes
+    from the reading alone, not from which frames or phrases each reading happened to draw.
+    Only same-sentence ids occur (same word and the distances; a character paired with itself
+    counts in "same word"), so the ``cross sentence`` and ``special`` entries are 0.
 
     Returns:
         ``{0: [...], 1: [...]}``, one list of ``scheme.n_buckets`` means per reading.
     """
     sums = {r: torch.zeros(scheme.n_buckets, dtype=torch.float64) for r in READINGS}
-    counts = {r: 0 for r in READINGS}
-    for text in dict.fromkeys(ex.text_a for ex in task.split(split)):
-        reading, parse = task.readings[text], task.parses[text]
-        index = torch.tensor(char_word_index(parse.words))
-        char_distances = tree_distances(parse.heads)[index[:, None], index[None, :]]
-        sums[reading] += torch.bincount(scheme.bucket(char_distances).flatten(), minlength=scheme.n_buckets)
-        counts[reading] += 1
-    if not all(counts.values()):
-        raise CourseInputError(f"the {split} split has no sentence of some reading: {counts}")
-    return {r: (sums[r] / counts[r]).tolist() for r in READINGS}
+    texts = list(dict.fromkeys(ex.text_a for ex in task.split(split)))
+    if not texts:
+        raise CourseInputError(f"the {split} split has no ambiguous sentence")
+    for text in texts:
+        for reading, parse in both_readings(task.parses[text]).items():
+            index = torch.tensor(char_word_index(parse.words))
+            char_distances = tree_distances(parse.heads)[index[:, None], index[None, :]]
+            sums[reading] += torch.bincount(scheme.bucket(char_distances).flatten(), minlength=scheme.n_buckets)
+    return {r: (sums[r] / len(texts)).tolist() for r in READINGS}
