@@ -3,7 +3,8 @@
 :func:`run_experiment` parses nothing itself (:func:`parse_corpus` does, through the
 parse cache): it takes the parses, applies the configured parser noise, trains each
 variant once per seed with :func:`lessons_lib.pairs.trainer.train_pair_classifier`
-(seeded, resumable), evaluates dev and test, compares each variant with the baseline of the
+(seeded, resumable; dev after every epoch), scores the test split once after training,
+compares each variant with the baseline of the
 same seed by the exact McNemar test on test, reads the learned bias per bucket and returns
 an :class:`~lessons_lib.syntax_bias.results.ExperimentResult`. :func:`load_trained` rebuilds
 a finished run's model from its folder.
@@ -22,21 +23,23 @@ from lessons_lib.course.reproducibility import set_seed
 from lessons_lib.errors import CourseInputError
 from lessons_lib.pairs.config import PairClassifierConfig
 from lessons_lib.pairs.data import LcqmcData, PairExample
-from lessons_lib.pairs.metrics import mcnemar_exact
+from lessons_lib.pairs.encoding import ExtrasFn
+from lessons_lib.pairs.metrics import EvalResult, evaluate, mcnemar_exact
 from lessons_lib.pairs.runs import load_run, load_weights
 from lessons_lib.pairs.trainer import TrainResult, train_pair_classifier
 from lessons_lib.pairs.vocab import Vocabulary
-from lessons_lib.syntax.buckets import BucketScheme
+from lessons_lib.syntax.buckets import POSITION_UNITS, BucketScheme
 from lessons_lib.syntax.noise import noisy_parses
 from lessons_lib.syntax.parser import Parse
 from lessons_lib.syntax_bias.config import ExperimentConfig
-from lessons_lib.syntax_bias.model import SyntaxBiasedPairClassifier, bucket_extras, check_parse_alignment
+from lessons_lib.syntax_bias.model import SyntaxBiasedPairClassifier, check_parse_alignment, extras_for
 from lessons_lib.syntax_bias.registry import BASELINE, VARIANTS, options_for
 from lessons_lib.syntax_bias.results import (DataSummary, EpochRecord, ExperimentResult, LearnedTable, PairedTest,
                                              RunRecord, VariantSummary, spread)
 from lessons_lib.syntax_bias.variants import make_bias
 
-__all__ = ["subsample", "build_model", "parse_corpus", "run_experiment", "summarise", "load_trained"]
+__all__ = ["subsample", "build_model", "needed_texts", "parse_corpus", "run_experiment", "summarise", "bucket_names",
+           "load_trained"]
 
 
 def subsample(examples: Sequence[PairExample], fraction: float, seed: int = 0) -> list[PairExample]:
@@ -63,12 +66,24 @@ def build_model(config: ExperimentConfig, variant: str, vocab_size: int, seed: i
     return _build(classifier, config.scheme(), variant, config.variant_options(variant))
 
 
+def needed_texts(data: LcqmcData, config: ExperimentConfig | None = None) -> list[str]:
+    """The distinct sentences an experiment reads: its training subset (all of train without
+    ``config``), dev and test, in first-seen order."""
+    train = data.train.examples if config is None else subsample(data.train.examples, config.train_fraction,
+                                                                 config.subset_seed)
+    return list(dict.fromkeys(t for split in (train, data.dev.examples, data.test.examples)
+                              for ex in split for t in (ex.text_a, ex.text_b)))
+
+
 def parse_corpus(data: LcqmcData, parser: str | None = None, cache_dir: str | Path | None = None,
-                 progress: bool = True, log: Callable[[str], None] | None = print) -> dict[str, Parse]:
-    """Parse every distinct sentence of the three splits through the on-disk parse cache.
+                 progress: bool = True, log: Callable[[str], None] | None = print,
+                 config: ExperimentConfig | None = None) -> dict[str, Parse]:
+    """Parse every distinct sentence the experiment reads through the on-disk parse cache.
 
     Args:
         data: the splits.
+        config: parse only the training subset this experiment uses (plus dev and test);
+            ``None``: every sentence of the three splits.
         parser: a spaCy pipeline name or folder; ``None`` = an official Chinese pipeline if
             installed, else the course's shipped parser (see :func:`lessons_lib.syntax.parser.load_parser`).
         cache_dir: the parse cache folder (default ``data/cache/parses``).
@@ -82,8 +97,7 @@ def parse_corpus(data: LcqmcData, parser: str | None = None, cache_dir: str | Pa
     from lessons_lib.syntax.cache import DEFAULT_CACHE_DIR, ParseCache, parse_with_cache
     from lessons_lib.syntax.parser import load_parser, parser_identity
 
-    texts = list(dict.fromkeys(t for split in (data.train, data.dev, data.test)
-                               for ex in split.examples for t in (ex.text_a, ex.text_b)))
+    texts = needed_texts(data, config)
     nlp = load_parser(parser)
     name, version = parser_identity(nlp)
     with ParseCache(cache_dir or DEFAULT_CACHE_DIR, name, version) as cache, \
@@ -116,8 +130,19 @@ def _prepare(data: LcqmcData, parses: Mapping[str, Parse], config: ExperimentCon
         check_parse_alignment(text, parse)
     used, noise_share = noisy_parses(used, config.parser_noise, config.noise_seed)
     vocab = Vocabulary.build(t for ex in train for t in (ex.text_a, ex.text_b))
-    data_note = f"{data.source.path.name}:{len(train)}:{len(data.dev)}:{len(data.test)}:{vocab.fingerprint()}"
+    data_note = (f"{data.source.path.name}:{len(train)}:{len(data.dev)}:{len(data.test)}:{vocab.fingerprint()}:"
+                 f"{_parses_fingerprint(used)}")
     return _Prepared(train, used, noise_share, vocab, data_note)
+
+
+def _parses_fingerprint(parses: Mapping[str, Parse]) -> str:
+    """A short hash of the trees, so that a checkpoint made with other parses (another parser,
+    gold trees, other noise) is never resumed."""
+    digest = hashlib.sha256()
+    for text in sorted(parses):
+        parse = parses[text]
+        digest.update(json.dumps([text, parse.words, parse.heads], ensure_ascii=False).encode())
+    return digest.hexdigest()[:12]
 
 
 def _run_dir_name(config: ExperimentConfig, variant: str, seed: int, data_note: str) -> str:
@@ -127,11 +152,11 @@ def _run_dir_name(config: ExperimentConfig, variant: str, seed: int, data_note: 
     return f"{variant}-seed{seed}-{hashlib.sha256(payload.encode()).hexdigest()[:10]}"
 
 
-def _record(variant: str, seed: int, result: TrainResult, run_dir: str | None) -> RunRecord:
+def _record(variant: str, seed: int, result: TrainResult, test: EvalResult, run_dir: str | None) -> RunRecord:
     epochs = [EpochRecord(h.epoch, h.train_loss, h.dev["accuracy"], h.test["accuracy"] if h.test else None,
                           h.pairs_per_second) for h in result.history]
-    return RunRecord(variant, seed, result.dev.accuracy, result.test.accuracy, result.dev.f1, result.test.f1,
-                     epochs, result.test.predictions, run_dir)
+    return RunRecord(variant, seed, result.dev.accuracy, test.accuracy, result.dev.f1, test.f1,
+                     epochs, test.predictions, run_dir)
 
 
 def _model_spec(config: ExperimentConfig, classifier: PairClassifierConfig, variant: str) -> dict:
@@ -165,44 +190,74 @@ def run_experiment(
     prepared = _prepare(data, parses, config)
     scheme, vocab = config.scheme(), prepared.vocab
     classifier = config.classifier_config(len(vocab))
+    extras = _variant_extras(config, prepared.parses)
     runs, models = [], {}
     for seed in config.seeds:
         train_config = config.train_config(seed)
-        extras = bucket_extras(prepared.parses, scheme, train_config.max_len)
         for variant in config.variants:
             model = build_model(config, variant, len(vocab), seed)
             run_dir = None if work_dir is None else _run_dir_name(config, variant, seed, prepared.data_note)
             if log:
                 log(f"variant {variant}, seed {seed}: training on {len(prepared.train)} pairs")
             result = train_pair_classifier(
-                model, prepared.train, data.dev.examples, vocab, train_config, test_examples=data.test.examples,
+                model, prepared.train, data.dev.examples, vocab, train_config,
                 out_dir=None if run_dir is None else Path(work_dir) / run_dir, device=device, progress=progress,
-                log=None, extras_fn=None if variant == BASELINE else extras,
+                log=None, extras_fn=extras[variant],
                 model_config=_model_spec(config, classifier, variant),
             )
-            runs.append(_record(variant, seed, result, run_dir))
+            # The test split is scored once, after training: nothing is ever chosen by it.
+            test = evaluate(model, data.test.examples, vocab, batch_size=train_config.eval_batch_size,
+                            max_len=train_config.max_len, device=device, extras_fn=extras[variant])
+            runs.append(_record(variant, seed, result, test, run_dir))
             models[(variant, seed)] = model
             if log:
-                log(f"variant {variant}, seed {seed}: dev {result.dev.accuracy:.4f}, test {result.test.accuracy:.4f}")
+                log(f"variant {variant}, seed {seed}: dev {result.dev.accuracy:.4f}, test {test.accuracy:.4f}")
     return ExperimentResult(
         config=config,
         data=DataSummary(data.source.origin, data.source.path.name, len(prepared.train), len(data.train),
                          len(data.dev), len(data.test), len(vocab), len(prepared.parses), prepared.noise_share),
-        buckets={"names": list(scheme.names), "kinds": list(scheme.kinds)},
+        buckets={"names": list(scheme.names), "kinds": list(scheme.kinds),
+                 "position_names": {unit: list(scheme.position_names(unit)) for unit in POSITION_UNITS}},
         runs=runs,
         summary=summarise(runs),
         mcnemar=_paired_tests(runs, [ex.label for ex in data.test.examples]),
-        learned_bias=_learned_tables(models, scheme.names),
+        learned_bias=_learned_tables(models, {v: bucket_names(config, v) for v in config.variants}),
     )
 
 
+def _variant_extras(config: ExperimentConfig, parses: Mapping[str, Parse]) -> dict[str, ExtrasFn | None]:
+    """Each variant's ``extras_fn``; variants that read the same buckets share one (and its memo)."""
+    max_len = config.train_config(0).max_len  # the same for every seed
+    shared: dict[tuple, ExtrasFn | None] = {}
+    out = {}
+    for name in config.variants:
+        options = config.variant_options(name)
+        key = (VARIANTS[name].buckets, getattr(options, "position_unit", None))
+        if key not in shared:
+            shared[key] = extras_for(name, parses, config.scheme(), max_len, options)
+        out[name] = shared[key]
+    return out
+
+
+def bucket_names(config: ExperimentConfig, variant: str) -> list[str]:
+    """The labels of the bucket ids variant ``variant`` reads (tree or relative-position buckets)."""
+    scheme = config.scheme()
+    if VARIANTS[variant].buckets == "position":
+        return list(scheme.position_names(config.variant_options(variant).position_unit))
+    return list(scheme.names)
+
+
 def summarise(runs: Sequence[RunRecord]) -> dict[str, VariantSummary]:
-    """Mean, standard deviation, min and max of dev and test accuracy per variant, over seeds."""
+    """Per variant over seeds: dev and test accuracy (mean, std, min, max, 95 % interval) and
+    the paired test-accuracy difference from the baseline of the same seed."""
+    baseline = {r.seed: r.test_accuracy for r in runs if r.variant == BASELINE}
     out: dict[str, VariantSummary] = {}
     for variant in dict.fromkeys(r.variant for r in runs):
         mine = [r for r in runs if r.variant == variant]
+        differences = [r.test_accuracy - baseline[r.seed] for r in mine if r.seed in baseline]
         out[variant] = VariantSummary([r.seed for r in mine], spread([r.dev_accuracy for r in mine]),
-                                      spread([r.test_accuracy for r in mine]))
+                                      spread([r.test_accuracy for r in mine]),
+                                      spread(differences) if variant != BASELINE and differences else None)
     return out
 
 
@@ -218,12 +273,13 @@ def _paired_tests(runs: Sequence[RunRecord], labels: Sequence[int]) -> list[Pair
 
 
 def _learned_tables(models: Mapping[tuple[str, int], SyntaxBiasedPairClassifier],
-                    names: Sequence[str]) -> list[LearnedTable]:
+                    names: Mapping[str, Sequence[str]]) -> list[LearnedTable]:
     out = []
     for (variant, seed), model in models.items():
         if VARIANTS[variant].learned:
             table = model.syntax_bias.bias_per_bucket().cpu()  # (tables, rows, buckets)
-            out.append(LearnedTable(variant, seed, list(names), table.tolist(), table.mean(dim=(0, 1)).tolist()))
+            out.append(LearnedTable(variant, seed, list(names[variant]), table.tolist(),
+                                    table.mean(dim=(0, 1)).tolist()))
     return out
 
 

@@ -10,12 +10,14 @@ McNemar test against the baseline of the same seed, and the learned bias per buc
 from __future__ import annotations
 
 import json
+import math
 import statistics
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Sequence
 
 from lessons_lib.errors import CourseInputError, file_errors
+from lessons_lib.pairs.significance import mean_ci95
 from lessons_lib.syntax_bias.config import ExperimentConfig
 from lessons_lib.syntax_bias.registry import VARIANTS
 
@@ -32,27 +34,40 @@ __all__ = [
 ]
 
 
+def _format_p(p: float) -> str:
+    return f"{p:.3f}" if p >= 0.001 else f"{p:.1e}"
+
+
+def _format_interval(values: "Spread", signed: bool = False) -> str:
+    mean = f"{values.mean:+.4f}" if signed else f"{values.mean:.4f}"
+    half = "n/a" if values.ci95 is None else f"{values.ci95:.4f}"
+    return f"{mean} ± {half}"
+
+
 @dataclass
 class Spread:
-    """Mean, sample standard deviation, min and max of a few numbers (one per seed)."""
+    """Mean, sample standard deviation, min and max of a few numbers (one per seed), and
+    ``ci95``, the half-width of the mean's 95 % Student-t interval (``None`` for one number)."""
 
     mean: float
     std: float
     min: float
     max: float
+    ci95: float | None
 
 
 def spread(values: Sequence[float]) -> Spread:
-    """The :class:`Spread` of ``values`` (std 0 for a single value)."""
+    """The :class:`Spread` of ``values`` (std 0 and no interval for a single value)."""
     if not values:
         raise CourseInputError("`values` is empty")
-    return Spread(statistics.fmean(values), statistics.stdev(values) if len(values) > 1 else 0.0,
-                  min(values), max(values))
+    mean, half = mean_ci95(values)
+    return Spread(mean, statistics.stdev(values) if len(values) > 1 else 0.0, min(values), max(values),
+                  None if math.isnan(half) else half)
 
 
 @dataclass
 class EpochRecord:
-    """One epoch of one run."""
+    """One epoch of one run (``test_accuracy`` is ``None``: the runner scores test once, after training)."""
 
     epoch: int
     train_loss: float
@@ -83,11 +98,17 @@ class RunRecord:
 
 @dataclass
 class VariantSummary:
-    """A variant's accuracies over its seeds."""
+    """A variant's accuracies over its seeds.
+
+    Attributes:
+        test_difference: the paired test-accuracy difference, variant minus the baseline of
+            the same seed, over the seeds both ran (``None`` for the baseline, or without one).
+    """
 
     seeds: list[int]
     dev_accuracy: Spread
     test_accuracy: Spread
+    test_difference: Spread | None = None
 
 
 @dataclass
@@ -157,7 +178,8 @@ class ExperimentResult:
                 data=DataSummary(**data["data"]),
                 buckets=dict(data["buckets"]),
                 runs=[RunRecord(**{**r, "epochs": [EpochRecord(**e) for e in r["epochs"]]}) for r in data["runs"]],
-                summary={name: VariantSummary(s["seeds"], Spread(**s["dev_accuracy"]), Spread(**s["test_accuracy"]))
+                summary={name: VariantSummary(s["seeds"], Spread(**s["dev_accuracy"]), Spread(**s["test_accuracy"]),
+                                              None if s["test_difference"] is None else Spread(**s["test_difference"]))
                          for name, s in data["summary"].items()},
                 mcnemar=[PairedTest(**m) for m in data["mcnemar"]],
                 learned_bias=[LearnedTable(**t) for t in data["learned_bias"]],
@@ -187,17 +209,24 @@ class ExperimentResult:
             raise CourseInputError(f"{path}: {error}") from None
 
     def format_table(self) -> str:
-        """A plain-text table: variant, seed, dev and test accuracy, McNemar p; then mean ± std per variant."""
-        p_values = {(m.variant, m.seed): m.p_value for m in self.mcnemar}
-        lines = [f"{'variant':<12} {'seed':>4} {'dev acc':>8} {'test acc':>9} {'McNemar p':>10}"]
+        """A plain-text table: per run the accuracies and the exact McNemar test against the
+        same-seed baseline (only variant right / only baseline right, p); then per variant the
+        mean test accuracy with its 95 % interval over seeds and the paired difference."""
+        tests = {(m.variant, m.seed): m for m in self.mcnemar}
+        width = max(12, *(len(name) for name in self.summary))
+        lines = [f"{'variant':<{width}} {'seed':>4} {'dev acc':>8} {'test acc':>9} {'only v / only b':>15} {'McNemar p':>10}"]
         for run in self.runs:
-            p = p_values.get((run.variant, run.seed))
-            lines.append(f"{run.variant:<12} {run.seed:>4} {run.dev_accuracy:>8.4f} {run.test_accuracy:>9.4f} "
-                         f"{'—' if p is None else f'{p:.3f}':>10}")
+            m = tests.get((run.variant, run.seed))
+            counts = "—" if m is None else f"{m.only_variant_right} / {m.only_baseline_right}"
+            lines.append(f"{run.variant:<{width}} {run.seed:>4} {run.dev_accuracy:>8.4f} {run.test_accuracy:>9.4f} "
+                         f"{counts:>15} {'—' if m is None else _format_p(m.p_value):>10}")
         lines.append("")
+        lines.append(f"{'variant':<{width}} {'test acc, mean ± 95% CI':>24} {'minus baseline (paired)':>24}")
         for name in (v for v in VARIANTS if v in self.summary):
-            dev, test = self.summary[name].dev_accuracy, self.summary[name].test_accuracy
-            lines.append(f"{name:<12} dev {dev.mean:.4f} ± {dev.std:.4f}   test {test.mean:.4f} ± {test.std:.4f}")
+            summary = self.summary[name]
+            difference = summary.test_difference
+            lines.append(f"{name:<{width}} {_format_interval(summary.test_accuracy):>24} "
+                         f"{'—' if difference is None else _format_interval(difference, signed=True):>24}")
         return "\n".join(lines)
 
     def describe_variants(self) -> str:
