@@ -1,7 +1,8 @@
 """Training pair classifiers: optimiser, schedule, the loop, resumable checkpoints.
 
 The loop is generic: a model is any ``nn.Module`` whose ``forward(batch)`` takes a
-:class:`lessons_lib.pairs.encoding.PairBatch` and returns ``(B, n_classes)`` logits; per-batch
+:class:`lessons_lib.pairs.encoding.PairBatch` and returns ``(B, n_classes)`` logits (a model
+with a ``training_loss(batch)`` method is trained on that loss instead of cross-entropy); per-batch
 tensors a variant needs (a syntax distance matrix, ...) come from an ``extras_fn`` hook
 into ``batch.extras``.
 
@@ -151,6 +152,12 @@ def _set_rng_state(state: dict) -> None:
         torch.cuda.set_rng_state_all(state["cuda"])
 
 
+def _training_loss(model: nn.Module, batch) -> torch.Tensor:
+    """The model's own ``training_loss(batch)`` when it has one (an auxiliary term), else cross-entropy."""
+    own = getattr(model, "training_loss", None)
+    return own(batch) if callable(own) else F.cross_entropy(model(batch), batch.labels)
+
+
 class _Trainer:
     """The state of one training run and its named steps (see :func:`train_pair_classifier`)."""
 
@@ -197,7 +204,7 @@ class _Trainer:
         started, loss_sum, seen = time.perf_counter(), 0.0, 0
         for batch in bar:
             batch = batch.to(self.device)
-            loss = F.cross_entropy(self.model(batch), batch.labels)
+            loss = _training_loss(self.model, batch)
             self.optimizer.zero_grad(set_to_none=True)
             loss.backward()
             if config.clip_norm > 0:
