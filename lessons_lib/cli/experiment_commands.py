@@ -14,7 +14,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from lessons_lib.cli.options import add_bias_arguments, add_preset_arguments, bias_overrides, preset_overrides
+from lessons_lib.cli.options import (add_bias_arguments, add_preset_arguments, add_syntax_model_arguments,
+                                     bias_overrides, preset_overrides, syntax_model_overrides)
 from lessons_lib.syntax_bias.registry import VARIANTS
 
 # The command's default depth: one block cannot use the bias (see ExperimentConfig).
@@ -49,6 +50,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
     add_preset_arguments(p)
     add_bias_arguments(p)
+    add_syntax_model_arguments(p)
     p.set_defaults(handler=run_experiment_command)
 
 
@@ -64,7 +66,7 @@ def config_from_args(args: argparse.Namespace):
         variants=list(args.variants), seeds=list(args.seeds), preset=args.preset, model=model, train=train,
         train_fraction=args.train_fraction, subset_seed=args.subset_seed, parser_noise=args.parser_noise,
         noise_seed=args.noise_seed, max_distance=args.max_distance, log_buckets=args.log_buckets,
-        bias_options=bias_overrides(args),
+        bias_options=bias_overrides(args), syntax_model=syntax_model_overrides(args),
     )
 
 
@@ -91,5 +93,7 @@ def run_experiment_command(args: argparse.Namespace) -> int:
                              progress=not args.no_progress)
     results.save(args.out)
     print(results.format_table())
+    print()
+    print(results.format_without_parser())
     print(f"results written to {args.out}")
     return 0

@@ -6,6 +6,8 @@
   :func:`lessons_lib.pairs.config.resolve_configs` takes.
 - :func:`add_bias_arguments` / :func:`bias_overrides`: one flag per option of the
   syntax-bias variants of :data:`lessons_lib.syntax_bias.registry.VARIANTS`.
+- :func:`add_syntax_model_arguments` / :func:`syntax_model_overrides`: one flag per option
+  that holds for every biased variant (:class:`lessons_lib.syntax_bias.registry.SyntaxModelOptions`).
 
 None of this imports torch.
 """
@@ -19,7 +21,7 @@ from dataclasses import MISSING, Field, fields
 from typing import Any, Iterable
 
 from lessons_lib.pairs.config import MODEL_OPTIONS, PRESETS, TRAIN_OPTIONS, PairClassifierConfig, TrainConfig
-from lessons_lib.syntax_bias.registry import VARIANTS
+from lessons_lib.syntax_bias.registry import VARIANTS, SyntaxModelOptions
 from lessons_lib.transformer.config import EncoderConfig
 
 _TYPES = {"int": int, "float": float, "str": str, "bool": bool}
@@ -104,6 +106,20 @@ def add_bias_arguments(parser: argparse.ArgumentParser) -> None:
 def bias_overrides(args: argparse.Namespace) -> dict[str, Any]:
     """The variant options the user set, flat (see :attr:`ExperimentConfig.bias_options`)."""
     names = [f.name for entry in VARIANTS.values() for f in fields(entry.options)]
+    return {name: getattr(args, name) for name in names if getattr(args, name) is not None}
+
+
+def add_syntax_model_arguments(parser: argparse.ArgumentParser) -> None:
+    """A flag for every option of :class:`lessons_lib.syntax_bias.registry.SyntaxModelOptions`."""
+    group = parser.add_argument_group("options of every biased variant (bias dropout, distance predictor)")
+    docs = attribute_docs(SyntaxModelOptions)
+    for spec in fields(SyntaxModelOptions):
+        _add_field(group, spec, f"{docs.get(spec.name, '')} (default {_default(spec)})".lstrip())
+
+
+def syntax_model_overrides(args: argparse.Namespace) -> dict[str, Any]:
+    """The syntax-model options the user set, flat (see :attr:`ExperimentConfig.syntax_model`)."""
+    names = [f.name for f in fields(SyntaxModelOptions)]
     return {name: getattr(args, name) for name in names if getattr(args, name) is not None}
 
 

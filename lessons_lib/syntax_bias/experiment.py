@@ -4,8 +4,10 @@
 parse cache): it takes the parses, applies the configured parser noise, trains each
 variant once per seed with :func:`lessons_lib.pairs.trainer.train_pair_classifier`
 (seeded, resumable), evaluates dev and test, compares each variant with the baseline of the
-same seed by the exact McNemar test on test, reads the learned bias per bucket and returns
-an :class:`~lessons_lib.syntax_bias.results.ExperimentResult`. :func:`load_trained` rebuilds
+same seed by the exact McNemar test on test, scores every biased run on test once more
+without trees (the bias left out) and, with a distance predictor, with its predicted
+buckets (and the predictor's confusion over buckets), reads the learned bias per bucket and
+returns an :class:`~lessons_lib.syntax_bias.results.ExperimentResult`. :func:`load_trained` rebuilds
 a finished run's model from its folder.
 """
 
@@ -22,21 +24,25 @@ from lessons_lib.course.reproducibility import set_seed
 from lessons_lib.errors import CourseInputError
 from lessons_lib.pairs.config import PairClassifierConfig
 from lessons_lib.pairs.data import LcqmcData, PairExample
-from lessons_lib.pairs.metrics import mcnemar_exact
+from lessons_lib.pairs.encoding import ExtrasFn, make_batches
+from lessons_lib.pairs.metrics import evaluate, mcnemar_exact
 from lessons_lib.pairs.runs import load_run
 from lessons_lib.pairs.trainer import TrainResult, train_pair_classifier
 from lessons_lib.pairs.vocab import Vocabulary
 from lessons_lib.syntax.buckets import BucketScheme
 from lessons_lib.syntax.noise import noisy_parses
 from lessons_lib.syntax.parser import Parse
-from lessons_lib.syntax_bias.config import ExperimentConfig
+from lessons_lib.syntax_bias.config import ExperimentConfig, SyntaxModelOptions
 from lessons_lib.syntax_bias.model import SyntaxBiasedPairClassifier, bucket_extras, check_parse_alignment
+from lessons_lib.syntax_bias.predictor import DistancePredictor, bucket_confusion
 from lessons_lib.syntax_bias.registry import BASELINE, VARIANTS, options_for
-from lessons_lib.syntax_bias.results import (DataSummary, EpochRecord, ExperimentResult, LearnedTable, PairedTest,
-                                             RunRecord, VariantSummary, spread)
+from lessons_lib.syntax_bias.results import (DataSummary, EpochRecord, ExperimentResult, InferenceRecord,
+                                             LearnedTable, PairedTest, PredictorRecord, RunRecord, VariantSummary,
+                                             spread)
 from lessons_lib.syntax_bias.variants import make_bias
 
-__all__ = ["subsample", "build_model", "parse_corpus", "run_experiment", "summarise", "load_trained"]
+__all__ = ["subsample", "build_model", "parse_corpus", "run_experiment", "summarise", "predictor_confusion",
+           "load_trained"]
 
 
 def subsample(examples: Sequence[PairExample], fraction: float, seed: int = 0) -> list[PairExample]:
@@ -50,17 +56,23 @@ def subsample(examples: Sequence[PairExample], fraction: float, seed: int = 0) -
     return [examples[i] for i in chosen]
 
 
-def _build(classifier: PairClassifierConfig, scheme: BucketScheme, variant: str,
-           options: object) -> SyntaxBiasedPairClassifier:
+def _build(classifier: PairClassifierConfig, scheme: BucketScheme, variant: str, options: object,
+           syntax_model: SyntaxModelOptions) -> SyntaxBiasedPairClassifier:
     bias = make_bias(variant, scheme, classifier.encoder.n_heads, classifier.encoder.n_layers, options)
-    return SyntaxBiasedPairClassifier(classifier, bias)
+    if bias is None:  # the baseline: no bias to drop or predict
+        return SyntaxBiasedPairClassifier(classifier, None)
+    # Drawn after the classifier's weights, so that those are the baseline's whatever the options.
+    predictor = (DistancePredictor(scheme, classifier.encoder.d_model, width=syntax_model.predictor_width)
+                 if syntax_model.distance_predictor else None)
+    return SyntaxBiasedPairClassifier(classifier, bias, bias_dropout=syntax_model.bias_dropout, predictor=predictor,
+                                      predictor_weight=syntax_model.predictor_weight)
 
 
 def build_model(config: ExperimentConfig, variant: str, vocab_size: int, seed: int) -> SyntaxBiasedPairClassifier:
     """The classifier of ``variant``, its weights drawn after seeding with ``seed``."""
     classifier = config.classifier_config(vocab_size)
     set_seed(seed)
-    return _build(classifier, config.scheme(), variant, config.variant_options(variant))
+    return _build(classifier, config.scheme(), variant, config.variant_options(variant), config.syntax_model_options())
 
 
 def parse_corpus(data: LcqmcData, parser: str | None = None, cache_dir: str | Path | None = None,
@@ -137,7 +149,7 @@ def _record(variant: str, seed: int, result: TrainResult, run_dir: str | None) -
 def _model_spec(config: ExperimentConfig, classifier: PairClassifierConfig, variant: str) -> dict:
     """What :func:`load_trained` needs to rebuild a run's model (stored in its checkpoint)."""
     return {"classifier": classifier.to_dict(), "variant": variant, "max_distance": config.max_distance,
-            "log_buckets": config.log_buckets, "options": config.bias_options}
+            "log_buckets": config.log_buckets, "options": config.bias_options, "syntax_model": config.syntax_model}
 
 
 def run_experiment(
@@ -180,7 +192,11 @@ def run_experiment(
                 log=None, extras_fn=None if variant == BASELINE else extras,
                 model_config=_model_spec(config, classifier, variant),
             )
-            runs.append(_record(variant, seed, result, run_dir))
+            record = _record(variant, seed, result, run_dir)
+            if variant != BASELINE:
+                record.inference, record.predictor = _test_without_parser(model, data.test.examples, vocab,
+                                                                          train_config, extras, device)
+            runs.append(record)
             models[(variant, seed)] = model
             if log:
                 log(f"variant {variant}, seed {seed}: dev {result.dev.accuracy:.4f}, test {result.test.accuracy:.4f}")
@@ -196,13 +212,59 @@ def run_experiment(
     )
 
 
+def _test_without_parser(model: SyntaxBiasedPairClassifier, examples: Sequence[PairExample], vocab: Vocabulary,
+                         train_config, extras: ExtrasFn, device: str) -> tuple[list[InferenceRecord], PredictorRecord | None]:
+    """The test split scored with the bias left out and, with a predictor, with its buckets; and its confusion."""
+    sources = ["none"] + (["predicted"] if model.distance_predictor is not None else [])
+    records = []
+    for source in sources:
+        model.set_bucket_source(source)
+        try:
+            result = evaluate(model, examples, vocab, batch_size=train_config.eval_batch_size,
+                              max_len=train_config.max_len, device=device)
+        finally:
+            model.set_bucket_source("parser")
+        records.append(InferenceRecord(source, result.accuracy, result.predictions))
+    if model.distance_predictor is None:
+        return records, None
+    confusion = predictor_confusion(model, examples, vocab, extras, train_config.max_len,
+                                    train_config.eval_batch_size, device)
+    names = [model.distance_predictor.scheme.names[b] for b in model.distance_predictor.class_ids.tolist()]
+    parameters = sum(p.numel() for p in model.distance_predictor.parameters())
+    return records, PredictorRecord(names, confusion.tolist(), float(confusion.trace() / confusion.sum().clamp(min=1)),
+                                    parameters)
+
+
+def predictor_confusion(model: SyntaxBiasedPairClassifier, examples: Sequence[PairExample], vocab: Vocabulary,
+                        extras_fn: ExtrasFn, max_len: int, batch_size: int = 256, device: str = "cpu"):
+    """``(C, C)`` counts of (parser's bucket, predicted bucket) over the open pairs of ``examples``.
+
+    Open pairs: two different characters of the same sentence, the only ones the predictor
+    decides (see :mod:`lessons_lib.syntax_bias.predictor`). ``extras_fn`` gives the parser's buckets.
+    """
+    if model.distance_predictor is None:
+        raise CourseInputError("this model has no distance predictor")
+    gold, guess, open_pairs = [], [], []
+    model.eval()
+    for batch in make_batches(examples, vocab, batch_size, max_len=max_len, extras_fn=extras_fn):
+        batch = batch.to(device)
+        predicted, needs_tree = model.predicted_buckets(batch)
+        gold.append(model.parser_buckets(batch))
+        guess.append(predicted)
+        open_pairs.append(needs_tree)
+    return bucket_confusion(gold, guess, open_pairs, model.distance_predictor.class_ids.tolist())
+
+
 def summarise(runs: Sequence[RunRecord]) -> dict[str, VariantSummary]:
     """Mean, standard deviation, min and max of dev and test accuracy per variant, over seeds."""
     out: dict[str, VariantSummary] = {}
     for variant in dict.fromkeys(r.variant for r in runs):
         mine = [r for r in runs if r.variant == variant]
+        sources = list(dict.fromkeys(i.buckets for r in mine for i in r.inference))
+        by_source = {source: spread([i.test_accuracy for r in mine for i in r.inference if i.buckets == source])
+                     for source in sources}
         out[variant] = VariantSummary([r.seed for r in mine], spread([r.dev_accuracy for r in mine]),
-                                      spread([r.test_accuracy for r in mine]))
+                                      spread([r.test_accuracy for r in mine]), by_source)
     return out
 
 
@@ -238,6 +300,6 @@ def load_trained(run_dir: str | Path) -> tuple[SyntaxBiasedPairClassifier, Vocab
         raise CourseInputError(f"{run_dir}: not a run of `lessons experiment` (its checkpoint has no model spec)")
     scheme = BucketScheme(max_distance=spec["max_distance"], log_buckets=spec["log_buckets"])
     model = _build(PairClassifierConfig.from_dict(spec["classifier"]), scheme, spec["variant"],
-                   options_for(spec["variant"], spec["options"]))
+                   options_for(spec["variant"], spec["options"]), SyntaxModelOptions(**spec.get("syntax_model", {})))
     model.load_state_dict(run.model_state)
     return model.eval(), run.vocab
