@@ -67,7 +67,7 @@ def test_a_new_variant_is_one_class_one_options_dataclass_and_one_entry(monkeypa
     from lessons_lib.syntax_bias.experiment import run_experiment
 
     monkeypatch.setitem(VARIANTS, "every_pair", Variant("every_pair", "a constant on every pair", EveryPairOptions,
-                                                        f"{__name__}:EveryPairBias"))
+                                                        f"{__name__}:EveryPairBias", buckets="tree"))
     assert check_bias_options({"every_pair_value": 0.5}) == {"every_pair_value": 0.5}
     bias = make_bias("every_pair", DEFAULT_SCHEME, 2, 2, EveryPairOptions(0.5))
     assert torch.equal(bias.tables(), torch.full((1, 1, DEFAULT_SCHEME.n_buckets), 0.5))
@@ -105,3 +105,41 @@ def test_options_dataclasses_are_frozen_and_validated():
         assert entry.options.__dataclass_params__.frozen, entry.name
     assert {f.name for f in fields(registry.LearnedOptions)} == {"per_head", "learn_scale", "per_layer_tables",
                                                                  "bias_lr_multiplier"}
+
+
+def test_the_relative_position_variant_is_the_learned_table_on_other_buckets():
+    from lessons_lib.syntax_bias.registry import RelativePositionOptions
+    from lessons_lib.syntax_bias.variants import LearnedBucketBias
+
+    entry = VARIANTS["relative_position"]
+    assert entry.buckets == "position" and entry.learned and VARIANTS["learned"].buckets == "tree"
+    module = make_bias("relative_position", DEFAULT_SCHEME, 4, 2, RelativePositionOptions(per_head=True))
+    assert type(module) is LearnedBucketBias and module.table.shape == (1, 4, DEFAULT_SCHEME.n_buckets)
+    assert option_owners()["bias_lr_multiplier"] == ("learned", "relative_position")
+    assert option_owners()["position_unit"] == ("relative_position",)
+
+
+def test_one_flag_sets_the_shared_options_of_both_learned_tables(tmp_path):
+    from lessons_lib.cli.experiment_commands import config_from_args
+
+    args = build_parser().parse_args(["experiment", "--out", str(tmp_path / "r.json"), "--bias-lr-multiplier", "5",
+                                      "--per-head", "--position-unit", "word"])
+    config = config_from_args(args)
+    assert config.variant_options("learned").bias_lr_multiplier == 5.0
+    relative = config.variant_options("relative_position")
+    assert relative.bias_lr_multiplier == 5.0 and relative.per_head and relative.position_unit == "word"
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["experiment", "--out", "r.json", "--position-unit", "byte"])
+
+
+def test_the_default_multiplier_does_not_leave_the_table_frozen():
+    assert registry.LearnedOptions().bias_lr_multiplier == registry.DEFAULT_BIAS_LR_MULTIPLIER > 1.0
+
+
+def test_registry_entries_are_checked():
+    with pytest.raises(CourseInputError, match="bucket source"):
+        Variant("orphan", "a module without buckets", module="x:Y")
+    with pytest.raises(CourseInputError, match="buckets"):
+        Variant("odd", "unknown buckets", module="x:Y", buckets="semantic")
+    with pytest.raises(CourseInputError, match="position_unit"):
+        registry.RelativePositionOptions(position_unit="byte")

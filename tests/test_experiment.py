@@ -291,3 +291,93 @@ def test_command_line_runs_end_to_end_with_the_real_parser(data_dir, tmp_path, c
     assert [r["variant"] for r in results["runs"]] == ["none", "learned"]
     assert results["data"]["parsed_sentences"] == len(SENTENCES)
     assert "McNemar p" in capsys.readouterr().out
+
+
+# --- the relative-position control, intervals, paired differences --------------------------------
+
+
+def test_relative_position_runs_on_position_buckets_and_reports_intervals(data_dir):
+    data = load_lcqmc(data_dir)
+    parses = {t: _chain_parse(t) for t in SENTENCES}
+    config = _config(variants=["none", "learned", "relative_position"], seeds=[0, 1])
+    results = run_experiment(data, parses, config, progress=False, log=None)
+    tables = {t.variant: t for t in results.learned_bias if t.seed == 0}
+    assert tables["relative_position"].bucket_names[:2] == ["same position", "|i−j|=1"]
+    assert tables["learned"].bucket_names[:2] == ["same word", "d=1"]
+    assert results.buckets["position_names"]["word"][0] == "same word"
+    summary = results.summary
+    assert summary["none"].test_difference is None
+    for name in ("learned", "relative_position"):
+        diff = [results.run(name, s).test_accuracy - results.run("none", s).test_accuracy for s in (0, 1)]
+        assert summary[name].test_difference.mean == pytest.approx(sum(diff) / 2)
+        assert summary[name].test_accuracy.ci95 is not None and summary[name].test_accuracy.ci95 >= 0
+    table = results.format_table()
+    assert "95% CI" in table and "only v / only b" in table and "relative_position" in table
+    assert ExperimentResult.from_json(json.loads(json.dumps(results.to_json()))) == results
+
+
+def test_extras_of_each_variant_read_the_source_the_registry_names():
+    from lessons_lib.syntax.attachment_control import ambiguous_question, probe_question
+    from lessons_lib.syntax_bias.model import extras_for
+    from lessons_lib.syntax_bias.registry import RelativePositionOptions
+
+    readings = [ambiguous_question("关心", "学生", "老师", r) for r in (0, 1)]
+    probe = probe_question("关心", "学生", "老师")
+    vocab = Vocabulary.build([readings[0].text, probe.text])
+    pair = [PairExample(readings[0].text, probe.text, 1)]
+    matrices = {}
+    for reading, parse in enumerate(readings):
+        parses = {parse.text: parse, probe.text: probe}
+        for variant in ("learned", "relative_position"):
+            options = RelativePositionOptions(position_unit="word") if variant == "relative_position" else None
+            fn = extras_for(variant, parses, DEFAULT_SCHEME, 32, options)
+            matrices[variant, reading] = next(make_batches(pair, vocab, 1, max_len=32, extras_fn=fn)).extras[BUCKETS_KEY]
+    assert not torch.equal(matrices["learned", 0], matrices["learned", 1])
+    assert torch.equal(matrices["relative_position", 0], matrices["relative_position", 1])
+    assert extras_for("none", {}, DEFAULT_SCHEME, 32) is None
+
+
+def test_only_the_used_sentences_are_parsed_and_other_parses_never_resume(data_dir, tmp_path):
+    from lessons_lib.syntax_bias.experiment import needed_texts
+
+    data = load_lcqmc(data_dir)
+    config = _config(variants=["none", "learned"], seeds=[0], train_fraction=0.2)
+    subset = subsample(data.train.examples, 0.2, 0)
+    expected = {t for split in (subset, data.dev.examples, data.test.examples) for ex in split
+                for t in (ex.text_a, ex.text_b)}
+    assert set(needed_texts(data, config)) == expected
+    assert len(needed_texts(data)) >= len(expected)
+    parses = {t: _chain_parse(t) for t in SENTENCES}
+    first = run_experiment(data, parses, config, work_dir=tmp_path / "runs", progress=False, log=None)
+    flat = {t: Parse(p.text, p.words, tuple(-1 if i == len(p.heads) - 1 else len(p.heads) - 1
+                                             for i in range(len(p.heads))), p.deprels) for t, p in parses.items()}
+    second = run_experiment(data, flat, config, work_dir=tmp_path / "runs", progress=False, log=None)
+    assert first.run("learned", 0).run_dir != second.run("learned", 0).run_dir
+
+
+def test_command_line_runs_the_positive_control(tmp_path, capsys):
+    from lessons_lib.cli import main
+
+    out = tmp_path / "control.json"
+    code = main(["experiment", "--control", "attachment", "--out", str(out), "--variants", "none", "relative_position",
+                 "--seeds", "0", "--epochs", "1", "--train-fraction", "0.1", "--position-unit", "word",
+                 "--bias-lr-multiplier", "10", "--no-progress"])
+    assert code == 0
+    results = ExperimentResult.load(out)
+    assert results.config.preset == "control" and results.data.source == "generated"
+    assert results.data.train_pairs == 150 and results.data.test_pairs == 1000
+    assert results.config.variant_options("relative_position").bias_lr_multiplier == 10.0
+    assert results.learned_bias[0].bucket_names[0] == "same word"
+    assert "attachment_control-seed0" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--control", "attachment", "--data-dir", "."], "exclude each other"),
+    (["--control-trees", "parser"], "need --control"),
+    (["--control", "attachment", "--control-seed", "-1"], "control-seed"),
+])
+def test_command_line_control_bad_input(tmp_path, capsys, argv, message):
+    from lessons_lib.cli import main
+
+    assert main(["experiment", "--out", str(tmp_path / "x.json"), "--no-progress", *argv]) == 2
+    assert message in capsys.readouterr().err

@@ -174,7 +174,7 @@ def test_config_validation_and_presets() -> None:
     assert (train.lr, train.epochs, train.batch_size, train.clip_norm) == (5e-5, 3, 32, 1.0)
     assert TrainConfig.from_dict(train.to_dict()) == train
     assert PairClassifierConfig.from_dict(model.to_dict()) == model
-    assert set(PRESETS) == {"textbook", "matchflags"}
+    assert set(PRESETS) == {"textbook", "matchflags", "control"}
 
 
 def test_overrides_mean_the_same_everywhere() -> None:

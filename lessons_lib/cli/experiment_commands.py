@@ -1,7 +1,9 @@
 """``lessons experiment``: the syntax-bias ablation on an LCQMC-format folder, written as one JSON.
 
-It reads the three splits, parses every sentence through the parse cache (once; later
-runs read the cache), trains each variant once per seed with the same seeds, and writes
+It reads the three splits (or, with ``--control attachment``, generates the course's
+positive control: one string, two trees, the label only in the tree), parses the sentences
+it uses through the parse cache (once; later runs read the cache; the control brings its
+gold trees), trains each variant once per seed with the same seeds, and writes
 dev/test accuracy per variant and seed, their spread, the exact McNemar test of every
 variant against the baseline (same seed, test split) and the learned bias per bucket.
 Each run checkpoints every epoch under ``--work-dir``, so an interrupted experiment
@@ -20,6 +22,9 @@ from lessons_lib.syntax_bias.registry import VARIANTS
 
 # The command's default depth: one block cannot use the bias (see ExperimentConfig).
 DEFAULT_LAYERS = 2
+# Generated tasks --control can run, and the preset each one uses unless --preset is given.
+CONTROLS = {"attachment": "control"}
+DEFAULT_PRESET = "textbook"
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -30,6 +35,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--data-dir", type=Path, default=None,
                    help="folder with train/dev/test (.txt or .tsv); default $LCQMC_DIR, else the shipped sample")
+    p.add_argument("--control", choices=sorted(CONTROLS), default=None,
+                   help="instead of --data-dir: the course's generated positive control 'attachment' (V N1 的 N2 "
+                        "questions whose reading is only in the gold tree; 1500/300/1000 pairs; lesson 08)")
+    p.add_argument("--control-trees", choices=("gold", "parser"), default=None,
+                   help="with --control: its gold trees (default) or the trees of --parser")
+    p.add_argument("--control-seed", type=int, default=None, help="with --control: the generation seed (default 0)")
     p.add_argument("--out", type=Path, required=True, help="the JSON file to write")
     p.add_argument("--variants", nargs="+", choices=list(VARIANTS), default=list(VARIANTS),
                    help="; ".join(f"{v.name}: {v.description}" for v in VARIANTS.values()))
@@ -48,7 +59,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--threads", type=int, default=None,
                    help="torch CPU threads (default: torch's choice; 1 is often faster on a busy shared machine)")
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
-    add_preset_arguments(p)
+    add_preset_arguments(p, default_preset=None,
+                         default_help=f"{DEFAULT_PRESET}; with --control: " + ", ".join(
+                             f"{name} → {preset}" for name, preset in CONTROLS.items()))
     add_bias_arguments(p)
     add_syntax_model_arguments(p)
     p.set_defaults(handler=run_experiment_command)
@@ -62,8 +75,9 @@ def config_from_args(args: argparse.Namespace):
     overrides = preset_overrides(args)
     model = {"n_layers": DEFAULT_LAYERS, **{k: v for k, v in overrides.items() if k in MODEL_OPTIONS}}
     train = {k: v for k, v in overrides.items() if k not in MODEL_OPTIONS}
+    preset = args.preset or (CONTROLS[args.control] if args.control else DEFAULT_PRESET)
     return ExperimentConfig(
-        variants=list(args.variants), seeds=list(args.seeds), preset=args.preset, model=model, train=train,
+        variants=list(args.variants), seeds=list(args.seeds), preset=preset, model=model, train=train,
         train_fraction=args.train_fraction, subset_seed=args.subset_seed, parser_noise=args.parser_noise,
         noise_seed=args.noise_seed, max_distance=args.max_distance, log_buckets=args.log_buckets,
         bias_options=bias_overrides(args), syntax_model=syntax_model_overrides(args),
@@ -74,8 +88,7 @@ def run_experiment_command(args: argparse.Namespace) -> int:
     import torch
 
     from lessons_lib.errors import CourseInputError
-    from lessons_lib.pairs.data import load_lcqmc
-    from lessons_lib.syntax_bias.experiment import parse_corpus, run_experiment
+    from lessons_lib.syntax_bias.experiment import run_experiment
 
     config = config_from_args(args)
     if args.threads is not None:
@@ -84,10 +97,7 @@ def run_experiment_command(args: argparse.Namespace) -> int:
         torch.set_num_threads(args.threads)
     if args.device == "cuda" and not torch.cuda.is_available():
         raise CourseInputError("--device cuda was asked for but torch sees no CUDA device")
-    data = load_lcqmc(args.data_dir)
-    print(f"data: {data.source.origin} ({data.source.path}); train {len(data.train)}, dev {len(data.dev)}, "
-          f"test {len(data.test)} pairs")
-    parses = parse_corpus(data, args.parser, args.cache_dir, progress=not args.no_progress)
+    data, parses = _data_and_parses(args, config)
     work_dir = args.work_dir or args.out.with_name(args.out.stem + "_runs")
     results = run_experiment(data, parses, config, device=args.device, work_dir=work_dir,
                              progress=not args.no_progress)
@@ -97,3 +107,32 @@ def run_experiment_command(args: argparse.Namespace) -> int:
     print(results.format_without_parser())
     print(f"results written to {args.out}")
     return 0
+
+
+def _data_and_parses(args: argparse.Namespace, config):
+    """The splits and the trees the experiment reads: a data folder parsed by the parser, or a generated control."""
+    from lessons_lib.errors import CourseInputError
+    from lessons_lib.pairs.data import load_lcqmc
+    from lessons_lib.syntax.attachment_control import make_attachment_control
+    from lessons_lib.syntax_bias.experiment import parse_corpus
+
+    progress = not args.no_progress
+    if args.control is None:
+        if args.control_trees is not None or args.control_seed is not None:
+            raise CourseInputError("--control-trees and --control-seed need --control")
+        data = load_lcqmc(args.data_dir)
+        print(f"data: {data.source.origin} ({data.source.path}); train {len(data.train)}, dev {len(data.dev)}, "
+              f"test {len(data.test)} pairs")
+        return data, parse_corpus(data, args.parser, args.cache_dir, progress=progress, config=config)
+    if args.data_dir is not None:
+        raise CourseInputError("--control and --data-dir exclude each other: the control generates its own pairs")
+    seed = 0 if args.control_seed is None else args.control_seed
+    if seed < 0:
+        raise CourseInputError(f"--control-seed must be ≥ 0, got {seed}")
+    task = make_attachment_control(seed=seed)
+    data = task.as_data()
+    print(f"data: {data.source.describe()}; train {len(data.train)}, dev {len(data.dev)}, test {len(data.test)} pairs, "
+          f"{args.control_trees or 'gold'} trees")
+    if args.control_trees == "parser":
+        return data, parse_corpus(data, args.parser, args.cache_dir, progress=progress, config=config)
+    return data, task.parses

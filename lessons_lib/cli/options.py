@@ -21,7 +21,7 @@ from dataclasses import MISSING, Field, fields
 from typing import Any, Iterable
 
 from lessons_lib.pairs.config import MODEL_OPTIONS, PRESETS, TRAIN_OPTIONS, PairClassifierConfig, TrainConfig
-from lessons_lib.syntax_bias.registry import VARIANTS, SyntaxModelOptions
+from lessons_lib.syntax_bias.registry import VARIANTS, SyntaxModelOptions, option_owners
 from lessons_lib.transformer.config import EncoderConfig
 
 _TYPES = {"int": int, "float": float, "str": str, "bool": bool}
@@ -74,10 +74,17 @@ def _documented_fields(classes: Iterable[type], names: Iterable[str]) -> list[tu
     return [found[name] for name in names]
 
 
-def add_preset_arguments(parser: argparse.ArgumentParser, default_preset: str = "textbook") -> None:
-    """``--preset`` and a flag for every model and training option (each overrides the preset's value)."""
+def add_preset_arguments(parser: argparse.ArgumentParser, default_preset: str | None = "textbook",
+                         default_help: str | None = None) -> None:
+    """``--preset`` and a flag for every model and training option (each overrides the preset's value).
+
+    Args:
+        default_preset: the preset when ``--preset`` is not given (``None``: the command decides,
+            and ``default_help`` says how).
+    """
     parser.add_argument("--preset", default=default_preset, choices=sorted(PRESETS),
-                        help=f"named recipe (default {default_preset}); the options below override its values")
+                        help=f"named recipe (default {default_help or default_preset}); the options below "
+                             "override its values")
     model = parser.add_argument_group("model options (override the preset)")
     for spec, doc in _documented_fields((EncoderConfig, PairClassifierConfig), MODEL_OPTIONS):
         _add_field(model, spec, f"{doc} (default: the preset's, else {_default(spec)})")
@@ -92,15 +99,23 @@ def preset_overrides(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def add_bias_arguments(parser: argparse.ArgumentParser) -> None:
-    """A flag for every option of every syntax-bias variant, grouped by variant."""
+    """A flag for every option of every syntax-bias variant, grouped by the first variant that has it.
+
+    An option several variants share (inherited from one options dataclass) is one flag;
+    its help names every variant it sets.
+    """
+    owners = option_owners()
     for entry in VARIANTS.values():
-        options = fields(entry.options)
-        if not options:
+        own = [spec for spec in fields(entry.options) if owners[spec.name][0] == entry.name]
+        if not own:
             continue
         group = parser.add_argument_group(f"options of the {entry.name!r} variant ({entry.description})")
-        docs = attribute_docs(entry.options)
-        for spec in options:
-            _add_field(group, spec, f"{docs.get(spec.name, '')} (default {_default(spec)})".lstrip())
+        # Inherited fields are documented in the parent's docstring.
+        docs = {k: v for cls in reversed(entry.options.__mro__) for k, v in attribute_docs(cls).items()}
+        for spec in own:
+            also = [name for name in owners[spec.name] if name != entry.name]
+            shared = f"; also sets {', '.join(also)}" if also else ""
+            _add_field(group, spec, f"{docs.get(spec.name, '')} (default {_default(spec)}{shared})".lstrip())
 
 
 def bias_overrides(args: argparse.Namespace) -> dict[str, Any]:

@@ -7,6 +7,8 @@
 - :mod:`~lessons_lib.pairs.classifier` — the encoder plus the ``[CLS]`` head.
 - :mod:`~lessons_lib.pairs.trainer` — optimiser, schedule, the resumable training loop.
 - :mod:`~lessons_lib.pairs.metrics` — accuracy, F1, confusion, the exact McNemar test.
+- :mod:`~lessons_lib.pairs.significance` — what a paired comparison can detect: McNemar
+  p-values, 95 % t intervals over seeds, power and the minimal detectable difference (no torch).
 - :mod:`~lessons_lib.pairs.runs` — a run folder on disk: checkpoints and reloading a run.
 - :mod:`~lessons_lib.pairs.baselines` — the majority class and the tuned character-Jaccard rule.
 - :mod:`~lessons_lib.pairs.stats` — recurrence of questions across splits, label shares, hard negatives.

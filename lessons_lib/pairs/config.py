@@ -176,6 +176,14 @@ PRESETS: dict[str, Preset] = {
         dict(epochs=10, batch_size=64, lr=3e-4, weight_decay=0.01, warmup_ratio=0.06,
              schedule="linear", clip_norm=1.0, max_len=64, swap_probability=0.5),
     ),
+    "control": Preset(
+        "control",
+        "the positive control's recipe (lesson 08): 2 Post-LN blocks, 4 heads, width 32, AdamW 2e-3 "
+        "constant after 5% warm-up, batch 16, 3 epochs",
+        dict(d_model=32, n_heads=4, n_layers=2, d_ff=64, dropout=0.1, norm_first=False),
+        dict(epochs=3, batch_size=16, lr=2e-3, weight_decay=0.01, warmup_ratio=0.05,
+             schedule="constant", clip_norm=1.0, max_len=64),
+    ),
 }
 
 

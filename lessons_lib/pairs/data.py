@@ -199,7 +199,9 @@ def find_split_file(data_dir: str | Path, split: str) -> Path:
 
 @dataclass(frozen=True)
 class DataSource:
-    """Where the pairs come from. ``origin`` is ``"argument"``, ``"environment"`` or ``"sample"``."""
+    """Where the pairs come from. ``origin`` is ``"argument"``, ``"environment"``, ``"sample"``
+    or ``"generated"`` (made in code, e.g. :mod:`lessons_lib.syntax.attachment_control`; ``path``
+    is then only a name)."""
 
     path: Path
     origin: str
@@ -212,6 +214,8 @@ class DataSource:
         """A sentence (in Chinese, for lessons) naming the data without an absolute path."""
         if self.is_sample:
             return "课程自带的样例数据 (data/lcqmc_sample，为本课程原创，不是 LCQMC 原文)"
+        if self.origin == "generated":
+            return f"课程在代码里生成的句对 ({self.path.name})，不是 LCQMC"
         how = "参数 data_dir" if self.origin == "argument" else f"环境变量 {LCQMC_ENV_VAR}"
         return f"用户提供的真实 LCQMC 数据（由{how}指定的目录 {self.path.name}/）"
 

@@ -3,12 +3,12 @@
 - :func:`predict` / :func:`evaluate` / :func:`metrics_from_logits`: logits, loss, accuracy,
   F1 of label 1 and the confusion matrix of a model on labelled pairs.
 - :func:`mcnemar_exact`: are two models' errors on the same test set different by more
-  than chance? The test every comparison of the course reports.
+  than chance? The test every comparison of the course reports (its p-value, and what it
+  can detect on a test set of a given size: :mod:`lessons_lib.pairs.significance`).
 """
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from typing import Sequence
 
@@ -19,6 +19,7 @@ from torch.nn import functional as F
 from lessons_lib.errors import CourseInputError
 from lessons_lib.pairs.data import PairExample
 from lessons_lib.pairs.encoding import ExtrasFn, make_batches
+from lessons_lib.pairs.significance import mcnemar_p_value
 from lessons_lib.pairs.vocab import Vocabulary
 
 __all__ = ["EvalResult", "predict", "metrics_from_logits", "evaluate", "McNemarResult", "mcnemar_exact"]
@@ -109,8 +110,4 @@ def mcnemar_exact(predictions_a: Sequence[int], predictions_b: Sequence[int], la
     right_b = [int(p) == int(y) for p, y in zip(predictions_b, labels)]
     only_a = sum(a and not b for a, b in zip(right_a, right_b))
     only_b = sum(b and not a for a, b in zip(right_a, right_b))
-    n = only_a + only_b
-    if n == 0:
-        return McNemarResult(0, 0, 1.0)
-    tail = sum(math.comb(n, k) for k in range(min(only_a, only_b) + 1))
-    return McNemarResult(only_a, only_b, min(1.0, 2 * tail / 2**n))
+    return McNemarResult(only_a, only_b, mcnemar_p_value(only_a, only_b))

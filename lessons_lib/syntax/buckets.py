@@ -29,6 +29,14 @@ that index a bias table (padding is never looked up). A :class:`BucketScheme` al
 what each id means (:attr:`~BucketScheme.kinds`, :attr:`~BucketScheme.distances`,
 :attr:`~BucketScheme.names`): the bias variants of :mod:`lessons_lib.syntax_bias.variants`
 read it to give each kind of bucket its value.
+
+**Relative-position buckets** (:func:`batch_pair_position_buckets`, the non-syntactic
+control) use the very same ids with the *sequence* distance ``|i − j|`` in place of the tree
+distance: id 0 is the same position (``unit="char"``) or the same word (``unit="word"``,
+positions counted in words, so only the tree differs from the tree buckets), ``1 … D`` the
+clamped or log-bucketed distance within a sentence, then cross sentence, special, padding.
+They are a function of the string alone: two trees of one string get the same matrix.
+:meth:`BucketScheme.position_names` labels them.
 """
 
 from __future__ import annotations
@@ -44,10 +52,12 @@ from lessons_lib.pairs.encoding import truncate_pair
 from lessons_lib.pairs.vocab import CLS, SEP, Vocabulary
 from lessons_lib.syntax.distances import batch_tree_distances
 from lessons_lib.syntax.trees import validate_heads
-from lessons_lib.validation import check_int
+from lessons_lib.validation import check_choice, check_int
 
 # The kinds of bucket an id can stand for; padding (-1) is not a bucket of the table.
 BUCKET_KINDS = ("distance", "same_word", "cross_sentence", "special")
+# What a relative-position bucket counts in: characters, or the words of the segmentation.
+POSITION_UNITS = ("char", "word")
 PAD_BUCKET = -1
 SAME_WORD_BUCKET = 0
 DEFAULT_MAX_DISTANCE = 10
@@ -140,6 +150,15 @@ class BucketScheme:
         labels = ["same word"]
         for low, high in self.distance_bounds():
             labels.append(f"d={low}" if high == low else (f"d≥{low}" if high is None else f"d={low}-{high}"))
+        return (*labels, "cross sentence", "special")
+
+    def position_names(self, unit: str = "char") -> tuple[str, ...]:
+        """Labels of the same ids read as relative-position buckets (``"same position"``, ``"|i−j|=1"``, …)."""
+        check_choice(unit, "`unit`", POSITION_UNITS)
+        labels = ["same position" if unit == "char" else "same word"]
+        for low, high in self.distance_bounds():
+            span = f"={low}" if high == low else (f"≥{low}" if high is None else f"={low}-{high}")
+            labels.append(f"|i−j|{span}")
         return (*labels, "cross sentence", "special")
 
     def index(self, kind: str) -> list[int]:
@@ -245,8 +264,8 @@ def _position_parts(kept: Sequence[tuple[Sequence[int], Sequence[int]]], length:
 
     Returns:
         ``part`` ``(B, L)`` long — 0 = sentence a, 1 = sentence b, -1 = special token,
-        -2 = padding — and ``word`` ``(B, L)`` long, the word index within its sentence
-        (0 where there is no word).
+        -2 = padding — and ``word`` ``(B, L)`` long, the index ``kept`` gives the position
+        within its sentence (its word, or for position buckets its unit; 0 where there is none).
     """
     part = torch.full((len(kept), length), -2, dtype=torch.long)
     word = torch.zeros((len(kept), length), dtype=torch.long)
@@ -320,3 +339,51 @@ def pair_distance_buckets(
     """
     return batch_pair_distance_buckets([(words_a, heads_a, words_b, heads_b)], max_len=max_len,
                                        scheme=scheme, pad_to=_check_max_len(max_len))[0]
+
+
+def _position_index(words: Sequence[str], unit: str) -> list[int]:
+    """Per character of the sentence, its position in ``unit``: its own index, or its word's."""
+    return list(range(len(_sentence_chars(words)))) if unit == "char" else char_word_index(words)
+
+
+def batch_pair_position_buckets(
+    pairs: Sequence[tuple[Sequence[str], Sequence[str]]],
+    max_len: int | None = None,
+    scheme: BucketScheme = DEFAULT_SCHEME,
+    unit: str = "char",
+    pad_to: int | None = None,
+) -> torch.Tensor:
+    """Relative-position bucket ids for a batch of pairs, in the layout of the tree buckets.
+
+    Args:
+        pairs: ``(words_a, words_b)`` per pair; with ``unit="char"`` only the characters
+            matter (a text's characters as one-character words will do).
+        max_len: the model's maximum length (truncation as :func:`batch_pair_distance_buckets`).
+        scheme: the bucket scheme (clamp or log buckets) applied to ``|i − j|``.
+        unit: ``"char"`` (id 0 = the same position) or ``"word"`` (distances between words,
+            id 0 = the same word).
+        pad_to: the batch length ``L``; default the longest pair.
+
+    Returns:
+        ``(B, L, L)`` long bucket ids, ``-1`` at padding.
+    """
+    check_choice(unit, "`unit`", POSITION_UNITS)
+    if len(pairs) == 0:
+        raise CourseInputError("`pairs` is empty")
+    if max_len is not None:
+        _check_max_len(max_len)
+    kept = []
+    for b, pair in enumerate(pairs):
+        if len(pair) != 2:
+            raise CourseInputError(f"`pairs`[{b}] must be (words_a, words_b), got {len(pair)} items")
+        idx_a, idx_b = (_position_index(words, unit) for words in pair)
+        if max_len is not None:
+            idx_a, idx_b = truncate_pair(idx_a, idx_b, max_len - 3)
+        kept.append((idx_a, idx_b))
+    longest = max(len(a) + len(b) + 3 for a, b in kept)
+    L = longest if pad_to is None else pad_to
+    if L < longest:
+        raise CourseInputError(f"`pad_to`={pad_to} is shorter than the longest pair ({longest} positions)")
+    part, position = _position_parts(kept, L)
+    distance = (position[:, :, None] - position[:, None, :]).abs()  # meaningful within a sentence only
+    return _mark_other_kinds(scheme.bucket(distance), part, scheme)

@@ -3,11 +3,12 @@
 :func:`run_experiment` parses nothing itself (:func:`parse_corpus` does, through the
 parse cache): it takes the parses, applies the configured parser noise, trains each
 variant once per seed with :func:`lessons_lib.pairs.trainer.train_pair_classifier`
-(seeded, resumable), evaluates dev and test, compares each variant with the baseline of the
-same seed by the exact McNemar test on test, scores every biased run on test once more
-without trees (the bias left out) and, with a distance predictor, with its predicted
-buckets (and the predictor's confusion over buckets), reads the learned bias per bucket and
-returns an :class:`~lessons_lib.syntax_bias.results.ExperimentResult`. :func:`load_trained` rebuilds
+(seeded, resumable; dev after every epoch), scores the test split once after training,
+compares each variant with the baseline of the same seed by the exact McNemar test on
+test, scores every biased run on test once more without trees (the bias left out) and,
+with a distance predictor, with its predicted buckets (and the predictor's confusion over
+buckets), reads the learned bias per bucket and returns an
+:class:`~lessons_lib.syntax_bias.results.ExperimentResult`. :func:`load_trained` rebuilds
 a finished run's model from its folder.
 """
 
@@ -25,15 +26,15 @@ from lessons_lib.errors import CourseInputError
 from lessons_lib.pairs.config import PairClassifierConfig
 from lessons_lib.pairs.data import LcqmcData, PairExample
 from lessons_lib.pairs.encoding import ExtrasFn, make_batches
-from lessons_lib.pairs.metrics import evaluate, mcnemar_exact
+from lessons_lib.pairs.metrics import EvalResult, evaluate, mcnemar_exact
 from lessons_lib.pairs.runs import load_run
 from lessons_lib.pairs.trainer import TrainResult, train_pair_classifier
 from lessons_lib.pairs.vocab import Vocabulary
-from lessons_lib.syntax.buckets import BucketScheme
+from lessons_lib.syntax.buckets import POSITION_UNITS, BucketScheme
 from lessons_lib.syntax.noise import noisy_parses
 from lessons_lib.syntax.parser import Parse
 from lessons_lib.syntax_bias.config import ExperimentConfig, SyntaxModelOptions
-from lessons_lib.syntax_bias.model import SyntaxBiasedPairClassifier, bucket_extras, check_parse_alignment
+from lessons_lib.syntax_bias.model import SyntaxBiasedPairClassifier, check_parse_alignment, extras_for
 from lessons_lib.syntax_bias.predictor import DistancePredictor, bucket_confusion
 from lessons_lib.syntax_bias.registry import BASELINE, VARIANTS, options_for
 from lessons_lib.syntax_bias.results import (DataSummary, EpochRecord, ExperimentResult, InferenceRecord,
@@ -41,7 +42,8 @@ from lessons_lib.syntax_bias.results import (DataSummary, EpochRecord, Experimen
                                              spread)
 from lessons_lib.syntax_bias.variants import make_bias
 
-__all__ = ["subsample", "build_model", "parse_corpus", "run_experiment", "summarise", "predictor_confusion",
+__all__ = ["subsample", "build_model", "needed_texts", "parse_corpus", "run_experiment", "summarise", "bucket_names",
+           "predictor_confusion",
            "load_trained"]
 
 
@@ -62,8 +64,9 @@ def _build(classifier: PairClassifierConfig, scheme: BucketScheme, variant: str,
     if bias is None:  # the baseline: no bias to drop or predict
         return SyntaxBiasedPairClassifier(classifier, None)
     # Drawn after the classifier's weights, so that those are the baseline's whatever the options.
-    predictor = (DistancePredictor(scheme, classifier.encoder.d_model, width=syntax_model.predictor_width)
-                 if syntax_model.distance_predictor else None)
+    # Only tree buckets need predicting: relative-position ones are known from the string.
+    predicts = syntax_model.distance_predictor and VARIANTS[variant].buckets == "tree"
+    predictor = DistancePredictor(scheme, classifier.encoder.d_model, width=syntax_model.predictor_width) if predicts else None
     return SyntaxBiasedPairClassifier(classifier, bias, bias_dropout=syntax_model.bias_dropout, predictor=predictor,
                                       predictor_weight=syntax_model.predictor_weight)
 
@@ -75,12 +78,24 @@ def build_model(config: ExperimentConfig, variant: str, vocab_size: int, seed: i
     return _build(classifier, config.scheme(), variant, config.variant_options(variant), config.syntax_model_options())
 
 
+def needed_texts(data: LcqmcData, config: ExperimentConfig | None = None) -> list[str]:
+    """The distinct sentences an experiment reads: its training subset (all of train without
+    ``config``), dev and test, in first-seen order."""
+    train = data.train.examples if config is None else subsample(data.train.examples, config.train_fraction,
+                                                                 config.subset_seed)
+    return list(dict.fromkeys(t for split in (train, data.dev.examples, data.test.examples)
+                              for ex in split for t in (ex.text_a, ex.text_b)))
+
+
 def parse_corpus(data: LcqmcData, parser: str | None = None, cache_dir: str | Path | None = None,
-                 progress: bool = True, log: Callable[[str], None] | None = print) -> dict[str, Parse]:
-    """Parse every distinct sentence of the three splits through the on-disk parse cache.
+                 progress: bool = True, log: Callable[[str], None] | None = print,
+                 config: ExperimentConfig | None = None) -> dict[str, Parse]:
+    """Parse every distinct sentence the experiment reads through the on-disk parse cache.
 
     Args:
         data: the splits.
+        config: parse only the training subset this experiment uses (plus dev and test);
+            ``None``: every sentence of the three splits.
         parser: a spaCy pipeline name or folder; ``None`` = an official Chinese pipeline if
             installed, else the course's shipped parser (see :func:`lessons_lib.syntax.parser.load_parser`).
         cache_dir: the parse cache folder (default ``data/cache/parses``).
@@ -94,8 +109,7 @@ def parse_corpus(data: LcqmcData, parser: str | None = None, cache_dir: str | Pa
     from lessons_lib.syntax.cache import DEFAULT_CACHE_DIR, ParseCache, parse_with_cache
     from lessons_lib.syntax.parser import load_parser, parser_identity
 
-    texts = list(dict.fromkeys(t for split in (data.train, data.dev, data.test)
-                               for ex in split.examples for t in (ex.text_a, ex.text_b)))
+    texts = needed_texts(data, config)
     nlp = load_parser(parser)
     name, version = parser_identity(nlp)
     with ParseCache(cache_dir or DEFAULT_CACHE_DIR, name, version) as cache, \
@@ -128,8 +142,19 @@ def _prepare(data: LcqmcData, parses: Mapping[str, Parse], config: ExperimentCon
         check_parse_alignment(text, parse)
     used, noise_share = noisy_parses(used, config.parser_noise, config.noise_seed)
     vocab = Vocabulary.build(t for ex in train for t in (ex.text_a, ex.text_b))
-    data_note = f"{data.source.path.name}:{len(train)}:{len(data.dev)}:{len(data.test)}:{vocab.fingerprint()}"
+    data_note = (f"{data.source.path.name}:{len(train)}:{len(data.dev)}:{len(data.test)}:{vocab.fingerprint()}:"
+                 f"{_parses_fingerprint(used)}")
     return _Prepared(train, used, noise_share, vocab, data_note)
+
+
+def _parses_fingerprint(parses: Mapping[str, Parse]) -> str:
+    """A short hash of the trees, so that a checkpoint made with other parses (another parser,
+    gold trees, other noise) is never resumed."""
+    digest = hashlib.sha256()
+    for text in sorted(parses):
+        parse = parses[text]
+        digest.update(json.dumps([text, parse.words, parse.heads], ensure_ascii=False).encode())
+    return digest.hexdigest()[:12]
 
 
 def _run_dir_name(config: ExperimentConfig, variant: str, seed: int, data_note: str) -> str:
@@ -139,11 +164,11 @@ def _run_dir_name(config: ExperimentConfig, variant: str, seed: int, data_note: 
     return f"{variant}-seed{seed}-{hashlib.sha256(payload.encode()).hexdigest()[:10]}"
 
 
-def _record(variant: str, seed: int, result: TrainResult, run_dir: str | None) -> RunRecord:
+def _record(variant: str, seed: int, result: TrainResult, test: EvalResult, run_dir: str | None) -> RunRecord:
     epochs = [EpochRecord(h.epoch, h.train_loss, h.dev["accuracy"], h.test["accuracy"] if h.test else None,
                           h.pairs_per_second) for h in result.history]
-    return RunRecord(variant, seed, result.dev.accuracy, result.test.accuracy, result.dev.f1, result.test.f1,
-                     epochs, result.test.predictions, run_dir)
+    return RunRecord(variant, seed, result.dev.accuracy, test.accuracy, result.dev.f1, test.f1,
+                     epochs, test.predictions, run_dir)
 
 
 def _model_spec(config: ExperimentConfig, classifier: PairClassifierConfig, variant: str) -> dict:
@@ -177,38 +202,42 @@ def run_experiment(
     prepared = _prepare(data, parses, config)
     scheme, vocab = config.scheme(), prepared.vocab
     classifier = config.classifier_config(len(vocab))
+    extras = _variant_extras(config, prepared.parses)
     runs, models = [], {}
     for seed in config.seeds:
         train_config = config.train_config(seed)
-        extras = bucket_extras(prepared.parses, scheme, train_config.max_len)
         for variant in config.variants:
             model = build_model(config, variant, len(vocab), seed)
             run_dir = None if work_dir is None else _run_dir_name(config, variant, seed, prepared.data_note)
             if log:
                 log(f"variant {variant}, seed {seed}: training on {len(prepared.train)} pairs")
             result = train_pair_classifier(
-                model, prepared.train, data.dev.examples, vocab, train_config, test_examples=data.test.examples,
+                model, prepared.train, data.dev.examples, vocab, train_config,
                 out_dir=None if run_dir is None else Path(work_dir) / run_dir, device=device, progress=progress,
-                log=None, extras_fn=None if variant == BASELINE else extras,
+                log=None, extras_fn=extras[variant],
                 model_config=_model_spec(config, classifier, variant),
             )
-            record = _record(variant, seed, result, run_dir)
+            # The test split is scored once, after training: nothing is ever chosen by it.
+            test = evaluate(model, data.test.examples, vocab, batch_size=train_config.eval_batch_size,
+                            max_len=train_config.max_len, device=device, extras_fn=extras[variant])
+            record = _record(variant, seed, result, test, run_dir)
             if variant != BASELINE:
                 record.inference, record.predictor = _test_without_parser(model, data.test.examples, vocab,
-                                                                          train_config, extras, device)
+                                                                          train_config, extras[variant], device)
             runs.append(record)
             models[(variant, seed)] = model
             if log:
-                log(f"variant {variant}, seed {seed}: dev {result.dev.accuracy:.4f}, test {result.test.accuracy:.4f}")
+                log(f"variant {variant}, seed {seed}: dev {result.dev.accuracy:.4f}, test {test.accuracy:.4f}")
     return ExperimentResult(
         config=config,
         data=DataSummary(data.source.origin, data.source.path.name, len(prepared.train), len(data.train),
                          len(data.dev), len(data.test), len(vocab), len(prepared.parses), prepared.noise_share),
-        buckets={"names": list(scheme.names), "kinds": list(scheme.kinds)},
+        buckets={"names": list(scheme.names), "kinds": list(scheme.kinds),
+                 "position_names": {unit: list(scheme.position_names(unit)) for unit in POSITION_UNITS}},
         runs=runs,
         summary=summarise(runs),
         mcnemar=_paired_tests(runs, [ex.label for ex in data.test.examples]),
-        learned_bias=_learned_tables(models, scheme.names),
+        learned_bias=_learned_tables(models, {v: bucket_names(config, v) for v in config.variants}),
     )
 
 
@@ -218,12 +247,12 @@ def _test_without_parser(model: SyntaxBiasedPairClassifier, examples: Sequence[P
     sources = ["none"] + (["predicted"] if model.distance_predictor is not None else [])
     records = []
     for source in sources:
-        model.set_bucket_source(source)
+        model.set_test_buckets(source)
         try:
             result = evaluate(model, examples, vocab, batch_size=train_config.eval_batch_size,
                               max_len=train_config.max_len, device=device)
         finally:
-            model.set_bucket_source("parser")
+            model.set_test_buckets("trees")
         records.append(InferenceRecord(source, result.accuracy, result.predictions))
     if model.distance_predictor is None:
         return records, None
@@ -249,22 +278,48 @@ def predictor_confusion(model: SyntaxBiasedPairClassifier, examples: Sequence[Pa
     for batch in make_batches(examples, vocab, batch_size, max_len=max_len, extras_fn=extras_fn):
         batch = batch.to(device)
         predicted, needs_tree = model.predicted_buckets(batch)
-        gold.append(model.parser_buckets(batch))
+        gold.append(model.batch_buckets(batch))
         guess.append(predicted)
         open_pairs.append(needs_tree)
     return bucket_confusion(gold, guess, open_pairs, model.distance_predictor.class_ids.tolist())
 
 
+def _variant_extras(config: ExperimentConfig, parses: Mapping[str, Parse]) -> dict[str, ExtrasFn | None]:
+    """Each variant's ``extras_fn``; variants that read the same buckets share one (and its memo)."""
+    max_len = config.train_config(0).max_len  # the same for every seed
+    shared: dict[tuple, ExtrasFn | None] = {}
+    out = {}
+    for name in config.variants:
+        options = config.variant_options(name)
+        key = (VARIANTS[name].buckets, getattr(options, "position_unit", None))
+        if key not in shared:
+            shared[key] = extras_for(name, parses, config.scheme(), max_len, options)
+        out[name] = shared[key]
+    return out
+
+
+def bucket_names(config: ExperimentConfig, variant: str) -> list[str]:
+    """The labels of the bucket ids variant ``variant`` reads (tree or relative-position buckets)."""
+    scheme = config.scheme()
+    if VARIANTS[variant].buckets == "position":
+        return list(scheme.position_names(config.variant_options(variant).position_unit))
+    return list(scheme.names)
+
+
 def summarise(runs: Sequence[RunRecord]) -> dict[str, VariantSummary]:
-    """Mean, standard deviation, min and max of dev and test accuracy per variant, over seeds."""
+    """Per variant over seeds: dev and test accuracy (mean, std, min, max, 95 % interval) and
+    the paired test-accuracy difference from the baseline of the same seed."""
+    baseline = {r.seed: r.test_accuracy for r in runs if r.variant == BASELINE}
     out: dict[str, VariantSummary] = {}
     for variant in dict.fromkeys(r.variant for r in runs):
         mine = [r for r in runs if r.variant == variant]
+        differences = [r.test_accuracy - baseline[r.seed] for r in mine if r.seed in baseline]
         sources = list(dict.fromkeys(i.buckets for r in mine for i in r.inference))
         by_source = {source: spread([i.test_accuracy for r in mine for i in r.inference if i.buckets == source])
                      for source in sources}
         out[variant] = VariantSummary([r.seed for r in mine], spread([r.dev_accuracy for r in mine]),
-                                      spread([r.test_accuracy for r in mine]), by_source)
+                                      spread([r.test_accuracy for r in mine]),
+                                      spread(differences) if variant != BASELINE and differences else None, by_source)
     return out
 
 
@@ -280,12 +335,13 @@ def _paired_tests(runs: Sequence[RunRecord], labels: Sequence[int]) -> list[Pair
 
 
 def _learned_tables(models: Mapping[tuple[str, int], SyntaxBiasedPairClassifier],
-                    names: Sequence[str]) -> list[LearnedTable]:
+                    names: Mapping[str, Sequence[str]]) -> list[LearnedTable]:
     out = []
     for (variant, seed), model in models.items():
         if VARIANTS[variant].learned:
             table = model.syntax_bias.bias_per_bucket().cpu()  # (tables, rows, buckets)
-            out.append(LearnedTable(variant, seed, list(names), table.tolist(), table.mean(dim=(0, 1)).tolist()))
+            out.append(LearnedTable(variant, seed, list(names[variant]), table.tolist(),
+                                    table.mean(dim=(0, 1)).tolist()))
     return out
 
 

@@ -7,17 +7,21 @@
   training the whole bias of a pair is left out with probability ``bias_dropout``, so the
   model also learns to work without a tree) and a **distance predictor**
   (:mod:`lessons_lib.syntax_bias.predictor`) trained alongside; at test time the buckets
-  come from the parser, from the predictor, or from nowhere (:meth:`~SyntaxBiasedPairClassifier.set_bucket_source`).
+  come from the trees, from the predictor, or from nowhere (:meth:`~SyntaxBiasedPairClassifier.set_test_buckets`).
 - :func:`bucket_extras` — the ``extras_fn`` that puts each batch's bucket matrices
   ``batch.extras["syntax_buckets"]`` ``(B, L, L)`` next to its tokens, from the parses of
   the two sentences (:mod:`lessons_lib.syntax.buckets`).
+- :func:`position_extras` — the same for relative-position buckets (the non-syntactic
+  control), from the strings (and, with ``unit="word"``, the segmentation) alone. The bias
+  modules cannot tell the two apart: only the bucket matrices differ.
+- :func:`extras_for` — the ``extras_fn`` a registry variant reads (``None`` for the baseline).
 - :func:`check_parse_alignment` — a parse must spell its sentence's characters, or the
   character-to-word alignment would silently be wrong.
 """
 
 from __future__ import annotations
 
-from typing import Mapping, Sequence
+from typing import Callable, Mapping, Sequence
 
 import torch
 from torch.nn import functional as F
@@ -28,18 +32,22 @@ from lessons_lib.pairs.config import PairClassifierConfig
 from lessons_lib.pairs.data import PairExample
 from lessons_lib.pairs.encoding import ExtrasFn, PairBatch
 from lessons_lib.pairs.vocab import tokenize_chars
-from lessons_lib.syntax.buckets import PAD_BUCKET, BucketScheme, batch_pair_distance_buckets, layout_buckets
+from lessons_lib.syntax.buckets import (PAD_BUCKET, POSITION_UNITS, BucketScheme, batch_pair_distance_buckets,
+                                        batch_pair_position_buckets, layout_buckets)
 from lessons_lib.syntax.parser import Parse
 from lessons_lib.syntax_bias.predictor import DistancePredictor, predictor_loss
+from lessons_lib.syntax_bias.registry import variant as registry_entry
 from lessons_lib.syntax_bias.variants import BucketBias
 from lessons_lib.validation import check_choice, check_number, check_probability
 
-__all__ = ["BUCKETS_KEY", "BUCKET_SOURCES", "SyntaxBiasedPairClassifier", "bucket_extras", "check_parse_alignment"]
+__all__ = ["BUCKETS_KEY", "TEST_BUCKETS", "SyntaxBiasedPairClassifier", "bucket_extras", "position_extras",
+           "extras_for", "check_parse_alignment"]
 
 BUCKETS_KEY = "syntax_buckets"
-# Where the buckets come from at test time: the batch's parser buckets, the distance
-# predictor, or nowhere (the bias is left out: the trained weights run as a plain encoder).
-BUCKET_SOURCES = ("parser", "predicted", "none")
+# Where the buckets come from at test time: the batch's (the trees the run was trained with:
+# a parser's, gold or noisy), the distance predictor, or nowhere (the bias is left out: the
+# trained weights run as a plain encoder, no parser needed).
+TEST_BUCKETS = ("trees", "predicted", "none")
 
 
 class SyntaxBiasedPairClassifier(PairClassifier):
@@ -68,30 +76,30 @@ class SyntaxBiasedPairClassifier(PairClassifier):
         self.bias_dropout = check_probability(bias_dropout, "`bias_dropout`")
         self.distance_predictor = predictor
         self.predictor_weight = check_number(predictor_weight, "`predictor_weight`", minimum=0.0)
-        self.bucket_source = "parser"
+        self.test_buckets = "trees"
 
-    def set_bucket_source(self, source: str) -> "SyntaxBiasedPairClassifier":
-        """Where the buckets come from in evaluation mode: ``"parser"`` (the batch's, the default),
+    def set_test_buckets(self, source: str) -> "SyntaxBiasedPairClassifier":
+        """Where the buckets come from in evaluation mode: ``"trees"`` (the batch's, the default),
         ``"predicted"`` (the distance predictor's; no parser needed) or ``"none"`` (no bias at all)."""
-        check_choice(source, "`source`", BUCKET_SOURCES)
+        check_choice(source, "`source`", TEST_BUCKETS)
         if source == "predicted" and self.distance_predictor is None:
             raise CourseInputError("this model has no distance predictor: train it with one to use predicted buckets")
-        self.bucket_source = source
+        self.test_buckets = source
         return self
 
     def attention_bias(self, batch: PairBatch) -> list[torch.Tensor] | None:
         """One ``(B, 1 or H, L, L)`` bias per block from ``batch.extras["syntax_buckets"]``."""
         if self.syntax_bias is None:
             return None
-        return self.syntax_bias(self.parser_buckets(batch))
+        return self.syntax_bias(self.batch_buckets(batch))
 
-    def parser_buckets(self, batch: PairBatch) -> torch.Tensor:
+    def batch_buckets(self, batch: PairBatch) -> torch.Tensor:
         """``batch.extras["syntax_buckets"]`` ``(B, L, L)``, checked against the batch's padding."""
         buckets = batch.extras.get(BUCKETS_KEY)
         if buckets is None:
             raise CourseInputError(
                 f"this model needs `batch.extras[{BUCKETS_KEY!r}]`: pass `extras_fn=bucket_extras(...)` "
-                "when making batches (or use the variant 'none', or `set_bucket_source('predicted' or 'none')`)"
+                "when making batches (or use the variant 'none', or `set_test_buckets('predicted' or 'none')`)"
             )
         pairs_real = batch.key_mask[:, :, None] & batch.key_mask[:, None, :]
         if buckets.shape != pairs_real.shape or not torch.equal(buckets >= 0, pairs_real):
@@ -130,9 +138,9 @@ class SyntaxBiasedPairClassifier(PairClassifier):
         """
         if self.syntax_bias is None:
             return super().encode(batch), None
-        if self.training and self.bucket_source != "parser":
-            raise CourseInputError(f"bucket source {self.bucket_source!r} is for evaluation (model.eval()); "
-                                   "training reads the parser's buckets")
+        if self.training and self.test_buckets != "trees":
+            raise CourseInputError(f"test buckets {self.test_buckets!r} are for evaluation (model.eval()); "
+                                   "training reads the batch's buckets")
         x = self.encoder.embeddings(batch.token_ids, self.segment_ids(batch))
         buckets, predictor_term = self._buckets(batch, x)
         bias = None if buckets is None or self._drops_every_bias() else self._dropout(self.syntax_bias(buckets))
@@ -140,11 +148,11 @@ class SyntaxBiasedPairClassifier(PairClassifier):
 
     def _buckets(self, batch: PairBatch, x: torch.Tensor) -> tuple[torch.Tensor | None, torch.Tensor | None]:
         """The ``(B, L, L)`` buckets of this forward pass (``None``: no bias) and the predictor's loss."""
-        if self.bucket_source == "none":
+        if self.test_buckets == "none":
             return None, None
         predictor = self.distance_predictor
-        buckets = self.parser_buckets(batch) if self.bucket_source == "parser" else None
-        if predictor is None or not (self.training or self.bucket_source == "predicted"):
+        buckets = self.batch_buckets(batch) if self.test_buckets == "trees" else None
+        if predictor is None or not (self.training or self.test_buckets == "predicted"):
             return buckets, None
         layout, needs_tree = layout_buckets(batch.token_ids, batch.segment_ids, batch.key_mask, predictor.scheme)
         logits = predictor(x, batch.key_mask)
@@ -181,39 +189,20 @@ def check_parse_alignment(text: str, parse: Parse) -> None:
         )
 
 
-def bucket_extras(parses: Mapping[str, Parse], scheme: BucketScheme, max_len: int) -> ExtrasFn:
-    """An ``extras_fn`` for :func:`lessons_lib.pairs.encoding.make_batches` adding the bucket matrices.
+def _memoised_extras(compute: Callable[[list[tuple[str, str]]], torch.Tensor], scheme: BucketScheme) -> ExtrasFn:
+    """An ``extras_fn`` that computes each pair's bucket matrix once (``compute(text pairs) -> (N, L, L)``) and keeps it.
 
-    A pair's matrix is computed once (the first time the pair is seen, in either order)
-    and kept, as int8, for later epochs and evaluations: the parses do not change during
-    an experiment, and recomputing tree distances for every batch would cost more than the
-    attention itself.
-
-    Args:
-        parses: sentence text → its :class:`Parse` (every sentence of the batches must be there).
-        scheme: the bucket scheme (max distance, log buckets).
-        max_len: the same ``max_len`` the batches are made with (truncation must agree).
-
-    Returns:
-        ``fn(pairs, batch) -> {"syntax_buckets": (B, L, L) long}``, ``-1`` at padding.
+    The matrices do not change during an experiment, and recomputing them for every batch
+    would cost more than the attention itself; they are kept as int8, cut to the pair's length.
     """
     if scheme.n_buckets > 127:
         raise CourseInputError(f"{scheme.n_buckets} buckets do not fit the int8 memo; use max_distance ≤ 124")
     memo: dict[tuple[str, str], torch.Tensor] = {}
 
     def extras(chunk: Sequence[PairExample], batch: PairBatch) -> dict[str, torch.Tensor]:
-        todo = [(ex.text_a, ex.text_b) for ex in chunk if (ex.text_a, ex.text_b) not in memo]
-        todo = list(dict.fromkeys(todo))
+        todo = list(dict.fromkeys((ex.text_a, ex.text_b) for ex in chunk if (ex.text_a, ex.text_b) not in memo))
         if todo:
-            rows = []
-            for text_a, text_b in todo:
-                missing = [t for t in (text_a, text_b) if t not in parses]
-                if missing:
-                    raise CourseInputError(f"no parse for {missing[0]!r}; pre-parse the data first")
-                pa, pb = parses[text_a], parses[text_b]
-                rows.append((pa.words, pa.heads, pb.words, pb.heads))
-            fresh = batch_pair_distance_buckets(rows, max_len=max_len, scheme=scheme)
-            for key, matrix in zip(todo, fresh):
+            for key, matrix in zip(todo, compute(todo)):
                 n = int((matrix[0] >= 0).sum())  # the pair's own length
                 memo[key] = matrix[:n, :n].to(torch.int8)
         length = batch.token_ids.shape[1]
@@ -227,3 +216,75 @@ def bucket_extras(parses: Mapping[str, Parse], scheme: BucketScheme, max_len: in
         return {BUCKETS_KEY: out}
 
     return extras
+
+
+def _parse_of(parses: Mapping[str, Parse], text: str) -> Parse:
+    if text not in parses:
+        raise CourseInputError(f"no parse for {text!r}; pre-parse the data first")
+    return parses[text]
+
+
+def bucket_extras(parses: Mapping[str, Parse], scheme: BucketScheme, max_len: int) -> ExtrasFn:
+    """An ``extras_fn`` for :func:`lessons_lib.pairs.encoding.make_batches` adding the tree-distance bucket matrices.
+
+    A pair's matrix is computed once (the first time the pair is seen, in either order)
+    and kept for later epochs and evaluations.
+
+    Args:
+        parses: sentence text → its :class:`Parse` (every sentence of the batches must be there).
+        scheme: the bucket scheme (max distance, log buckets).
+        max_len: the same ``max_len`` the batches are made with (truncation must agree).
+
+    Returns:
+        ``fn(pairs, batch) -> {"syntax_buckets": (B, L, L) long}``, ``-1`` at padding.
+    """
+    def compute(todo: list[tuple[str, str]]) -> torch.Tensor:
+        rows = []
+        for text_a, text_b in todo:
+            pa, pb = _parse_of(parses, text_a), _parse_of(parses, text_b)
+            rows.append((pa.words, pa.heads, pb.words, pb.heads))
+        return batch_pair_distance_buckets(rows, max_len=max_len, scheme=scheme)
+
+    return _memoised_extras(compute, scheme)
+
+
+def position_extras(scheme: BucketScheme, max_len: int, unit: str = "char",
+                    parses: Mapping[str, Parse] | None = None) -> ExtrasFn:
+    """An ``extras_fn`` adding relative-position bucket matrices under the same key (the non-syntactic control).
+
+    Args:
+        scheme: the bucket scheme applied to ``|i − j|``.
+        max_len: the batches' ``max_len``.
+        unit: ``"char"`` (from the text alone) or ``"word"`` (the parses' words; needs ``parses``).
+        parses: sentence text → :class:`Parse`, for ``unit="word"``.
+
+    Returns:
+        ``fn(pairs, batch) -> {"syntax_buckets": (B, L, L) long}``, ``-1`` at padding.
+    """
+    check_choice(unit, "`unit`", POSITION_UNITS)
+    if unit == "word" and parses is None:
+        raise CourseInputError("relative-position buckets in words need `parses` (for the segmentation)")
+
+    def words(text: str) -> Sequence[str]:
+        return tokenize_chars(text) if unit == "char" else _parse_of(parses, text).words
+
+    def compute(todo: list[tuple[str, str]]) -> torch.Tensor:
+        pairs = [(words(a), words(b)) for a, b in todo]
+        return batch_pair_position_buckets(pairs, max_len=max_len, scheme=scheme, unit=unit)
+
+    return _memoised_extras(compute, scheme)
+
+
+def extras_for(variant: str, parses: Mapping[str, Parse], scheme: BucketScheme, max_len: int,
+               options: object = None) -> ExtrasFn | None:
+    """The ``extras_fn`` of registry variant ``variant``: tree buckets, position buckets, or ``None`` (the baseline).
+
+    Args:
+        options: the variant's options dataclass (``position_unit`` for the position variants).
+    """
+    source = registry_entry(variant).buckets
+    if source is None:
+        return None
+    if source == "tree":
+        return bucket_extras(parses, scheme, max_len)
+    return position_extras(scheme, max_len, getattr(options, "position_unit", "char"), parses)

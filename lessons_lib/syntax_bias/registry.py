@@ -12,21 +12,27 @@ variant's: they are :class:`SyntaxModelOptions`, also flags of ``lessons experim
 Adding a variant: write its module in :mod:`lessons_lib.syntax_bias.variants` (the
 constructor takes ``(scheme, n_heads, n_layers, options)``), its options dataclass here
 (fields named so no other variant uses the name: they become flags), and one entry in
-:data:`VARIANTS`.
+:data:`VARIANTS` saying which bucket matrices it reads (``buckets``: ``"tree"``, the
+distance buckets of the parses, or ``"position"``, the relative-position buckets of the
+strings; the runner builds them). A variant may share another's options by subclassing
+its dataclass: an inherited field is one flag that sets both variants.
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Mapping
 
 from lessons_lib.errors import CourseInputError
-from lessons_lib.validation import check_int, check_number, check_probability
+from lessons_lib.validation import check_choice, check_int, check_number, check_probability
 
 __all__ = [
     "BASELINE",
+    "BUCKET_SOURCES",
+    "DEFAULT_BIAS_LR_MULTIPLIER",
     "NoOptions",
     "LearnedOptions",
+    "RelativePositionOptions",
     "FixedDecayOptions",
     "HardMaskOptions",
     "SyntaxModelOptions",
@@ -40,6 +46,12 @@ __all__ = [
 ]
 
 BASELINE = "none"
+# Which bucket matrices a variant reads: tree distances of the parses, or sequence distances of the strings.
+BUCKET_SOURCES = ("tree", "position")
+# The units of lessons_lib.syntax.buckets.POSITION_UNITS (kept equal by a test; that module imports torch).
+_POSITION_UNITS = ("char", "word")
+# The learned tables' default learning-rate multiplier (see LearnedOptions).
+DEFAULT_BIAS_LR_MULTIPLIER = 30.0
 
 
 @dataclass(frozen=True)
@@ -51,21 +63,48 @@ class NoOptions:
 class LearnedOptions:
     """Options of the learned bias (see :class:`lessons_lib.syntax_bias.variants.LearnedBucketBias`).
 
+    Why the learning-rate multiplier defaults to 30: the table starts at zero and gets a
+    small gradient until the rest of the model uses it, and Adam moves a parameter by about
+    the learning rate per step whatever its gradient's size. At the textbook's lr 5e-5 and
+    the few thousand steps of a CPU run, a table at ×1 can move by a few tenths at most
+    (measured on LCQMC: it stays within ±0.03 and changes no prediction significantly);
+    a table that must reach ±5 never gets there. The syntax-bias article used the model's
+    rate or twice it, with full-size training; ×30 is the course's choice for short runs.
+
     Attributes:
         per_head: one table row per head instead of one row shared by the heads.
         learn_scale: multiply the table by a learnable scalar initialised to 1.
         per_layer_tables: one table per encoder block instead of one for all.
         bias_lr_multiplier: the effective table is ``multiplier · table``; with Adam this
-            multiplies the table's learning rate (zero stays exactly zero).
+            multiplies the table's learning rate (zero stays exactly zero). Default 30:
+            at ×1 the zero-initialised table barely moves in a short run.
     """
 
     per_head: bool = False
     learn_scale: bool = False
     per_layer_tables: bool = False
-    bias_lr_multiplier: float = 1.0
+    bias_lr_multiplier: float = DEFAULT_BIAS_LR_MULTIPLIER
 
     def __post_init__(self) -> None:
         check_number(self.bias_lr_multiplier, "bias_lr_multiplier", minimum=0.0, strict_minimum=True)
+
+
+@dataclass(frozen=True)
+class RelativePositionOptions(LearnedOptions):
+    """Options of the relative-position control: the learned table's (inherited: the same flags
+    set both tables) and the unit in which ``|i − j|`` is counted.
+
+    Attributes:
+        position_unit: ``"char"`` (characters; bucket 0 = the same position) or ``"word"`` (the
+            words of the segmentation; bucket 0 = the same word, so only the tree differs from
+            the learned syntax bias).
+    """
+
+    position_unit: str = field(default="char", metadata={"choices": _POSITION_UNITS})
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        check_choice(self.position_unit, "position_unit", _POSITION_UNITS)
 
 
 @dataclass(frozen=True)
@@ -133,6 +172,7 @@ class Variant:
         options: its options dataclass.
         module: ``"module:Class"`` of its bias module; ``None`` for the baseline (no bias).
         learned: whether it has a learned table worth reporting per bucket.
+        buckets: the bucket matrices it reads, one of :data:`BUCKET_SOURCES` (``None``: the baseline).
     """
 
     name: str
@@ -140,29 +180,52 @@ class Variant:
     options: type = NoOptions
     module: str | None = None
     learned: bool = False
+    buckets: str | None = None
+
+    def __post_init__(self) -> None:
+        if (self.module is None) != (self.buckets is None):
+            raise CourseInputError(f"variant {self.name!r}: a bias module needs a bucket source and the baseline none")
+        if self.buckets is not None:
+            check_choice(self.buckets, f"variant {self.name!r} buckets", BUCKET_SOURCES)
 
 
 VARIANTS: dict[str, Variant] = {v.name: v for v in (
     Variant(BASELINE, "no bias (the baseline every variant is tested against)"),
-    Variant("learned", "one learnable scalar per bucket, zero at step 0 (the syntax-bias article's method)",
-            LearnedOptions, "lessons_lib.syntax_bias.variants:LearnedBucketBias", learned=True),
+    Variant("learned", "one learnable scalar per tree-distance bucket, zero at step 0 (the syntax-bias article's method)",
+            LearnedOptions, "lessons_lib.syntax_bias.variants:LearnedBucketBias", learned=True, buckets="tree"),
+    Variant("relative_position", "the same learned table on sequence distance |i-j| instead of the tree "
+            "(the non-syntactic control)", RelativePositionOptions, "lessons_lib.syntax_bias.variants:LearnedBucketBias",
+            learned=True, buckets="position"),
     Variant("fixed_decay", "fixed -decay · tree distance within a sentence, not learned",
-            FixedDecayOptions, "lessons_lib.syntax_bias.variants:FixedDecayBias"),
+            FixedDecayOptions, "lessons_lib.syntax_bias.variants:FixedDecayBias", buckets="tree"),
     Variant("hard_mask", "within a sentence only tree-near pairs attend (-inf beyond the radius)",
-            HardMaskOptions, "lessons_lib.syntax_bias.variants:HardMaskBias"),
+            HardMaskOptions, "lessons_lib.syntax_bias.variants:HardMaskBias", buckets="tree"),
 )}
 
 
 
-def option_owners() -> dict[str, str]:
-    """``{option name: the variant it belongs to}``; an option name used by two variants is an error."""
-    owners: dict[str, str] = {}
+def _declared_by(cls: type, name: str) -> type:
+    """The class of ``cls``'s MRO that declares the dataclass field ``name``."""
+    return next(k for k in cls.__mro__ if name in k.__dict__.get("__annotations__", {}))
+
+
+def option_owners() -> dict[str, tuple[str, ...]]:
+    """``{option name: the variants it sets}``, in registry order.
+
+    Several variants share an option only by inheriting it from one options dataclass
+    (one flag then sets all of them); the same name declared twice is an error.
+    """
+    owners: dict[str, tuple[str, ...]] = {}
+    declared: dict[str, type] = {}
     for entry in VARIANTS.values():
         for spec in fields(entry.options):
-            if spec.name in owners:
+            home = _declared_by(entry.options, spec.name)
+            if spec.name in declared and declared[spec.name] is not home:
                 raise CourseInputError(f"option {spec.name!r} of variant {entry.name!r} is also an option of "
-                                       f"{owners[spec.name]!r}: option names become flags and must be unique")
-            owners[spec.name] = entry.name
+                                       f"{owners[spec.name][0]!r}: option names become flags and must be unique "
+                                       "(share an option by subclassing the other variant's options)")
+            declared[spec.name] = home
+            owners[spec.name] = owners.get(spec.name, ()) + (entry.name,)
     return owners
 
 

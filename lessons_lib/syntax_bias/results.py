@@ -10,12 +10,14 @@ McNemar test against the baseline of the same seed, and the learned bias per buc
 from __future__ import annotations
 
 import json
+import math
 import statistics
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Sequence
 
 from lessons_lib.errors import CourseInputError
+from lessons_lib.pairs.significance import mean_ci95
 from lessons_lib.syntax_bias.config import ExperimentConfig
 from lessons_lib.syntax_bias.registry import BASELINE, VARIANTS
 
@@ -34,27 +36,40 @@ __all__ = [
 ]
 
 
+def _format_p(p: float) -> str:
+    return f"{p:.3f}" if p >= 0.001 else f"{p:.1e}"
+
+
+def _format_interval(values: "Spread", signed: bool = False) -> str:
+    mean = f"{values.mean:+.4f}" if signed else f"{values.mean:.4f}"
+    half = "n/a" if values.ci95 is None else f"{values.ci95:.4f}"
+    return f"{mean} ± {half}"
+
+
 @dataclass
 class Spread:
-    """Mean, sample standard deviation, min and max of a few numbers (one per seed)."""
+    """Mean, sample standard deviation, min and max of a few numbers (one per seed), and
+    ``ci95``, the half-width of the mean's 95 % Student-t interval (``None`` for one number)."""
 
     mean: float
     std: float
     min: float
     max: float
+    ci95: float | None
 
 
 def spread(values: Sequence[float]) -> Spread:
-    """The :class:`Spread` of ``values`` (std 0 for a single value)."""
+    """The :class:`Spread` of ``values`` (std 0 and no interval for a single value)."""
     if not values:
         raise CourseInputError("`values` is empty")
-    return Spread(statistics.fmean(values), statistics.stdev(values) if len(values) > 1 else 0.0,
-                  min(values), max(values))
+    mean, half = mean_ci95(values)
+    return Spread(mean, statistics.stdev(values) if len(values) > 1 else 0.0, min(values), max(values),
+                  None if math.isnan(half) else half)
 
 
 @dataclass
 class EpochRecord:
-    """One epoch of one run."""
+    """One epoch of one run (``test_accuracy`` is ``None``: the runner scores test once, after training)."""
 
     epoch: int
     train_loss: float
@@ -69,7 +84,7 @@ class InferenceRecord:
 
     Attributes:
         buckets: ``"none"`` (the bias left out: no tree at all) or ``"predicted"`` (the
-            distance predictor's buckets); see :data:`lessons_lib.syntax_bias.model.BUCKET_SOURCES`.
+            distance predictor's buckets); see :data:`lessons_lib.syntax_bias.model.TEST_BUCKETS`.
     """
 
     buckets: str
@@ -124,6 +139,8 @@ class VariantSummary:
     """A variant's accuracies over its seeds.
 
     Attributes:
+        test_difference: the paired test-accuracy difference, variant minus the baseline of
+            the same seed, over the seeds both ran (``None`` for the baseline, or without one).
         test_accuracy_by_buckets: test accuracy with other buckets at test time, by
             :attr:`InferenceRecord.buckets` (``"none"``, ``"predicted"``).
     """
@@ -131,6 +148,7 @@ class VariantSummary:
     seeds: list[int]
     dev_accuracy: Spread
     test_accuracy: Spread
+    test_difference: Spread | None = None
     test_accuracy_by_buckets: dict[str, Spread] = field(default_factory=dict)
 
 
@@ -209,6 +227,7 @@ class ExperimentResult:
                 buckets=dict(data["buckets"]),
                 runs=[_run_from_json(r) for r in data["runs"]],
                 summary={name: VariantSummary(s["seeds"], Spread(**s["dev_accuracy"]), Spread(**s["test_accuracy"]),
+                                              None if s["test_difference"] is None else Spread(**s["test_difference"]),
                                               {k: Spread(**v) for k, v in s.get("test_accuracy_by_buckets", {}).items()})
                          for name, s in data["summary"].items()},
                 mcnemar=[PairedTest(**m) for m in data["mcnemar"]],
@@ -238,31 +257,39 @@ class ExperimentResult:
             raise CourseInputError(f"{path}: {error}") from None
 
     def format_table(self) -> str:
-        """A plain-text table: variant, seed, dev and test accuracy, McNemar p; then mean ± std per variant."""
-        p_values = {(m.variant, m.seed): m.p_value for m in self.mcnemar}
-        lines = [f"{'variant':<12} {'seed':>4} {'dev acc':>8} {'test acc':>9} {'McNemar p':>10}"]
+        """A plain-text table: per run the accuracies and the exact McNemar test against the
+        same-seed baseline (only variant right / only baseline right, p); then per variant the
+        mean test accuracy with its 95 % interval over seeds and the paired difference."""
+        tests = {(m.variant, m.seed): m for m in self.mcnemar}
+        width = max(12, *(len(name) for name in self.summary))
+        lines = [f"{'variant':<{width}} {'seed':>4} {'dev acc':>8} {'test acc':>9} {'only v / only b':>15} {'McNemar p':>10}"]
         for run in self.runs:
-            p = p_values.get((run.variant, run.seed))
-            lines.append(f"{run.variant:<12} {run.seed:>4} {run.dev_accuracy:>8.4f} {run.test_accuracy:>9.4f} "
-                         f"{'—' if p is None else f'{p:.3f}':>10}")
+            m = tests.get((run.variant, run.seed))
+            counts = "—" if m is None else f"{m.only_variant_right} / {m.only_baseline_right}"
+            lines.append(f"{run.variant:<{width}} {run.seed:>4} {run.dev_accuracy:>8.4f} {run.test_accuracy:>9.4f} "
+                         f"{counts:>15} {'—' if m is None else _format_p(m.p_value):>10}")
         lines.append("")
+        lines.append(f"{'variant':<{width}} {'test acc, mean ± 95% CI':>24} {'minus baseline (paired)':>24}")
         for name in (v for v in VARIANTS if v in self.summary):
-            dev, test = self.summary[name].dev_accuracy, self.summary[name].test_accuracy
-            lines.append(f"{name:<12} dev {dev.mean:.4f} ± {dev.std:.4f}   test {test.mean:.4f} ± {test.std:.4f}")
+            summary = self.summary[name]
+            difference = summary.test_difference
+            lines.append(f"{name:<{width}} {_format_interval(summary.test_accuracy):>24} "
+                         f"{'—' if difference is None else _format_interval(difference, signed=True):>24}")
         return "\n".join(lines)
 
     def format_without_parser(self) -> str:
-        """Per biased variant: test accuracy with the parser's buckets, without any, and predicted (mean ± std)."""
+        """Per biased variant, test accuracy (mean ± 95 % CI over seeds) with the trees of training,
+        without any tree (the bias left out) and with the distance predictor's buckets."""
         sources = list(dict.fromkeys(k for v in self.summary.values() for k in v.test_accuracy_by_buckets))
         if not sources:
             return "no biased variant was scored without the parser"
-        labels = {"none": "no trees", "predicted": "predicted"}
-        lines = [f"{'variant':<12} {'parser trees':>15}" + "".join(f" {labels.get(s, s):>15}" for s in sources)]
+        labels = {"none": "no trees", "predicted": "predicted trees"}
+        width = max(12, *(len(name) for name in self.summary))
+        lines = [f"{'variant':<{width}} {'trees of training':>18}" + "".join(f" {labels.get(s, s):>18}" for s in sources)]
         for name in (v for v in VARIANTS if v in self.summary and v != BASELINE):
             summary = self.summary[name]
             cells = [summary.test_accuracy] + [summary.test_accuracy_by_buckets.get(s) for s in sources]
-            lines.append(f"{name:<12}" + "".join(f" {'—':>15}" if c is None else f" {c.mean:.4f} ± {c.std:.4f}"
-                                                 for c in cells))
+            lines.append(f"{name:<{width}}" + "".join(f" {'—' if c is None else _format_interval(c):>18}" for c in cells))
         return "\n".join(lines)
 
     def describe_variants(self) -> str:

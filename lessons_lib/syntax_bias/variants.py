@@ -20,7 +20,9 @@ bias per encoder block; :mod:`lessons_lib.syntax_bias.registry` names them and t
 - :class:`LearnedBucketBias` — the article's method: learnable scalars, zero-initialised
   (so the model starts as the baseline, exactly), shared across heads by default
   (per-head as an option), an optional learnable global scale initialised to 1, one
-  table for all blocks by default (per block as an option).
+  table for all blocks by default (per block as an option). The registry's
+  ``relative_position`` variant is this very class on relative-position buckets (the
+  non-syntactic control): only the bucket matrices it is given differ.
 - :class:`FixedDecayBias` — not learned: ``-decay · distance`` for within-sentence
   pairs, 0 for same-word, cross-sentence and special-token pairs.
 - :class:`HardMaskBias` — only tree-near pairs (distance ≤ ``hard_max_distance``) may attend

@@ -1,0 +1,209 @@
+"""What a comparison of two classifiers on the same test pairs can and cannot show.
+
+- :func:`mcnemar_p_value`: the exact (binomial) McNemar p-value from the two discordant
+  counts (:func:`lessons_lib.pairs.metrics.mcnemar_exact` counts them from predictions).
+- :func:`t_quantile` / :func:`mean_ci95`: a 95 % Student-t interval for a mean over a few
+  seeds (no SciPy needed: the t distribution with an integer number of degrees of freedom
+  has a closed-form CDF).
+- :func:`smallest_significant_wins`, :func:`mcnemar_power`,
+  :func:`minimal_detectable_difference`: how large an accuracy difference the exact McNemar
+  test on ``n`` pairs can detect, given how many pairs the two models disagree on.
+
+The model of the power computation: each test pair is *discordant* (one model right, the
+other wrong) with probability ``q``, independently; a discordant pair is the variant's win
+with probability ``(1 + Δ / q) / 2``, so the expected accuracy difference is ``Δ``. The test
+rejects in favour of the variant when its wins ``b`` among the ``n_d`` discordant pairs reach
+the smallest ``b`` with exact p < α. Pure Python, no torch.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import statistics
+from dataclasses import dataclass
+from typing import Sequence
+
+from lessons_lib.errors import CourseInputError
+from lessons_lib.validation import check_int, check_number
+
+__all__ = [
+    "mcnemar_p_value",
+    "t_quantile",
+    "mean_ci95",
+    "smallest_significant_wins",
+    "mcnemar_power",
+    "DetectableDifference",
+    "minimal_detectable_difference",
+]
+
+
+def mcnemar_p_value(only_a: int, only_b: int) -> float:
+    """Two-sided exact McNemar p-value: ``min(1, 2 · P[Bin(n, 1/2) ≤ min(only_a, only_b)])``, ``n = only_a + only_b``."""
+    check_int(only_a, "`only_a`", minimum=0)
+    check_int(only_b, "`only_b`", minimum=0)
+    n = only_a + only_b
+    if n == 0:
+        return 1.0
+    tail = sum(math.comb(n, k) for k in range(min(only_a, only_b) + 1))
+    return min(1.0, 2 * tail / 2**n)
+
+
+def _t_cdf_two_sided(t: float, df: int) -> float:
+    """``P(|T| < t)`` for Student's t with integer ``df`` (Abramowitz & Stegun 26.7.3–4)."""
+    theta = math.atan(t / math.sqrt(df))
+    c2, s = math.cos(theta) ** 2, math.sin(theta)
+    if df % 2 == 1:
+        total, term = 0.0, 1.0
+        for k in range(1, (df - 1) // 2 + 1):  # 1 + 2/3 c² + (2·4)/(3·5) c⁴ + ...
+            total += term
+            term *= c2 * (2 * k) / (2 * k + 1)
+        series = math.cos(theta) * total if df > 1 else 0.0
+        return 2 / math.pi * (theta + s * series)
+    total, term = 0.0, 1.0
+    for k in range(1, df // 2 + 1):  # 1 + 1/2 c² + (1·3)/(2·4) c⁴ + ...
+        total += term
+        term *= c2 * (2 * k - 1) / (2 * k)
+    return s * total
+
+
+def t_quantile(probability: float, df: int) -> float:
+    """The ``probability`` quantile (in (0.5, 1)) of Student's t with ``df`` degrees of freedom."""
+    check_number(probability, "`probability`", minimum=0.5, maximum=1.0, strict_minimum=True)
+    if probability >= 1.0:
+        raise CourseInputError(f"`probability` must be < 1, got {probability!r}")
+    check_int(df, "`df` (degrees of freedom)")
+    target = 2 * probability - 1  # P(|T| < t)
+    low, high = 0.0, 1.0
+    while _t_cdf_two_sided(high, df) < target:
+        high *= 2
+    for _ in range(200):
+        mid = (low + high) / 2
+        low, high = (mid, high) if _t_cdf_two_sided(mid, df) < target else (low, mid)
+        if high - low < 1e-12 * high:
+            break
+    return (low + high) / 2
+
+
+def mean_ci95(values: Sequence[float]) -> tuple[float, float]:
+    """``(mean, half-width of its 95 % Student-t interval)``; the half-width is NaN for one value."""
+    if len(values) == 0:
+        raise CourseInputError("`values` is empty")
+    mean = statistics.fmean(values)
+    if len(values) == 1:
+        return mean, math.nan
+    half = t_quantile(0.975, len(values) - 1) * statistics.stdev(values) / math.sqrt(len(values))
+    return mean, half
+
+
+@functools.lru_cache(maxsize=4096)
+def _critical_wins(n_discordant: int, alpha: float) -> int | None:
+    """Smallest ``b`` with exact p(b, n_d − b) < α, by an exact integer tail sum (``None``: none)."""
+    if n_discordant == 0:
+        return None
+    total = 2**n_discordant
+    tail, comb = 0, 1  # comb = C(n, k) for k going down from n
+    best = None
+    for k in range(n_discordant, (n_discordant - 1) // 2, -1):
+        tail += comb  # tail = Σ_{j ≥ k} C(n, j) = Σ_{j ≤ n-k} C(n, j)
+        if min(1.0, 2 * tail / total) < alpha and 2 * k > n_discordant:
+            best = k
+        else:
+            break
+        comb = comb * k // (n_discordant - k + 1)
+    return best
+
+
+def smallest_significant_wins(n_discordant: int, alpha: float = 0.05) -> int | None:
+    """The fewest wins ``b`` of ``n_discordant`` discordant pairs with exact McNemar p < ``alpha``.
+
+    ``None`` when no split reaches it (with 5 or fewer discordant pairs, even 5/0 gives p = 0.0625).
+    """
+    check_int(n_discordant, "`n_discordant`", minimum=0)
+    check_number(alpha, "`alpha`", minimum=0.0, maximum=1.0, strict_minimum=True)
+    return _critical_wins(n_discordant, alpha)
+
+
+def _binomial_pmf(n: int, k: int, p: float) -> float:
+    if p <= 0.0:
+        return 1.0 if k == 0 else 0.0
+    if p >= 1.0:
+        return 1.0 if k == n else 0.0
+    log = math.lgamma(n + 1) - math.lgamma(k + 1) - math.lgamma(n - k + 1) + k * math.log(p) + (n - k) * math.log1p(-p)
+    return math.exp(log)
+
+
+def _likely_range(n: int, p: float) -> range:
+    """The counts of Bin(n, p) outside which less than ~1e-12 of the mass lies."""
+    mean, sd = n * p, math.sqrt(n * p * (1 - p))
+    return range(max(0, int(mean - 8 * sd - 2)), min(n, int(math.ceil(mean + 8 * sd + 2))) + 1)
+
+
+def mcnemar_power(n_pairs: int, discordant_share: float, difference: float, alpha: float = 0.05) -> float:
+    """Probability that the exact McNemar test on ``n_pairs`` rejects in favour of the variant.
+
+    Args:
+        n_pairs: test pairs.
+        discordant_share: ``q``, the chance that a pair is discordant (one model right, the other wrong).
+        difference: ``Δ``, the true accuracy difference (variant − baseline), ``0 ≤ Δ ≤ q``.
+        alpha: the significance level.
+    """
+    check_int(n_pairs, "`n_pairs`")
+    q = check_number(discordant_share, "`discordant_share`", minimum=0.0, maximum=1.0, strict_minimum=True)
+    check_number(difference, "`difference`", minimum=0.0, maximum=q)
+    win = min(1.0, (1 + difference / q) / 2)
+    power = 0.0
+    for n_d in _likely_range(n_pairs, q):
+        b = _critical_wins(n_d, alpha)
+        if b is None:
+            continue
+        p_tail = math.fsum(_binomial_pmf(n_d, k, win) for k in range(b, n_d + 1))
+        power += _binomial_pmf(n_pairs, n_d, q) * p_tail
+    return min(1.0, power)
+
+
+@dataclass(frozen=True)
+class DetectableDifference:
+    """What the exact McNemar test on ``n_pairs`` can show when a share ``discordant_share`` of them is discordant.
+
+    Attributes:
+        n_pairs: test pairs.
+        discordant_share: ``q``.
+        n_discordant: ``round(q · n_pairs)``.
+        smallest_significant_net: the smallest net difference ``b − c`` (in pairs) with p < α
+            when exactly ``n_discordant`` pairs are discordant; ``None``: no split is significant.
+        smallest_significant_accuracy: the same as an accuracy difference (``net / n_pairs``).
+        power_if_every_discordant_pair_is_a_win: the test's power when ``Δ = q``.
+        minimal_detectable: the smallest ``Δ`` with power ≥ the target; ``None``: even ``Δ = q`` falls short.
+        alpha, target_power: the settings.
+    """
+
+    n_pairs: int
+    discordant_share: float
+    n_discordant: int
+    smallest_significant_net: int | None
+    smallest_significant_accuracy: float | None
+    power_if_every_discordant_pair_is_a_win: float
+    minimal_detectable: float | None
+    alpha: float
+    target_power: float
+
+
+def minimal_detectable_difference(n_pairs: int, discordant_share: float, alpha: float = 0.05,
+                                  power: float = 0.8) -> DetectableDifference:
+    """The smallest accuracy difference the exact McNemar test on ``n_pairs`` detects (see :class:`DetectableDifference`)."""
+    check_int(n_pairs, "`n_pairs`")
+    q = check_number(discordant_share, "`discordant_share`", minimum=0.0, maximum=1.0, strict_minimum=True)
+    check_number(power, "`power`", minimum=0.0, maximum=1.0, strict_minimum=True)
+    n_d = round(q * n_pairs)
+    wins = smallest_significant_wins(n_d, alpha)
+    net = None if wins is None else 2 * wins - n_d
+    best = mcnemar_power(n_pairs, q, q, alpha)
+    found = None
+    if best >= power:
+        low, high = 0.0, q
+        while high - low > 1e-5:
+            mid = (low + high) / 2
+            low, high = (mid, high) if mcnemar_power(n_pairs, q, mid, alpha) < power else (low, mid)
+        found = high
+    return DetectableDifference(n_pairs, q, n_d, net, None if net is None else net / n_pairs, best, found, alpha, power)
