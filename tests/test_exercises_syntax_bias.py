@@ -47,3 +47,64 @@ def test_bucket_bias_mistakes(wrong, message):
 def test_hard_mask_mistakes(wrong, message):
     with pytest.raises(ExerciseCheckError, match=message):
         check_hard_mask(wrong)
+
+
+# --- lesson 09 -------------------------------------------------------------------------------------
+
+from lessons_lib.exercises.syntax_bias import (  # noqa: E402
+    CONTROL_EXPLANATIONS, check_control_explanation, check_drop_bias, check_offset_baseline)
+from lessons_lib.syntax_bias.predictor import offset_baseline_accuracy  # noqa: E402
+
+
+def _reference_drop(bias, dropped):
+    return torch.where(dropped[:, None, None, None], torch.zeros(()), bias)
+
+
+def test_lesson_09_reference_answers_pass(capsys):
+    check_drop_bias(_reference_drop)
+    check_offset_baseline(offset_baseline_accuracy)
+    check_control_explanation("B")
+    check_control_explanation(" b ")
+    assert capsys.readouterr().out.count("✅") == 4
+
+
+@pytest.mark.parametrize(
+    "wrong, message",
+    [
+        (lambda bias, dropped: bias * (~dropped).float()[:, None, None, None], "NaN"),
+        (lambda bias, dropped: _reference_drop(bias, ~dropped), "保留的句对"),
+        (lambda bias, dropped: bias.masked_fill(dropped[:, None, None, None], float("-inf")), "-inf"),
+        (lambda bias, dropped: bias, "没有去掉"),
+        (lambda bias, dropped: _reference_drop(bias, dropped)[:, 0], "形状"),
+    ],
+)
+def test_drop_bias_mistakes(wrong, message):
+    with pytest.raises(ExerciseCheckError, match=message):
+        check_drop_bias(wrong)
+
+
+@pytest.mark.parametrize(
+    "wrong, message",
+    [
+        (lambda a, b, c, d: offset_baseline_accuracy(a.abs(), b, c.abs(), d), r"\|j − i\|"),
+        (lambda a, b, c, d: offset_baseline_accuracy(a, b, c, d) * len(c), r"\[0, 1\]"),
+        (lambda a, b, c, d: 0.5, "不对"),
+        (lambda a, b, c, d: "0.5x", "返回一个数"),
+    ],
+)
+def test_offset_baseline_mistakes(wrong, message):
+    with pytest.raises(ExerciseCheckError, match=message):
+        check_offset_baseline(wrong)
+
+
+@pytest.mark.parametrize("answer", sorted(set(CONTROL_EXPLANATIONS) - {"B"}))
+def test_control_explanation_rejects_each_wrong_letter_with_its_reason(answer):
+    with pytest.raises(ExerciseCheckError, match=f"{answer} 不对"):
+        check_control_explanation(answer)
+
+
+def test_control_explanation_needs_a_letter():
+    with pytest.raises(ExerciseCheckError, match="一个字母"):
+        check_control_explanation("E")
+    with pytest.raises(ExerciseCheckError, match="一个字母"):
+        check_control_explanation(2)

@@ -66,7 +66,8 @@ def _build(classifier: PairClassifierConfig, scheme: BucketScheme, variant: str,
     # Drawn after the classifier's weights, so that those are the baseline's whatever the options.
     # Only tree buckets need predicting: relative-position ones are known from the string.
     predicts = syntax_model.distance_predictor and VARIANTS[variant].buckets == "tree"
-    predictor = DistancePredictor(scheme, classifier.encoder.d_model, width=syntax_model.predictor_width) if predicts else None
+    predictor = (DistancePredictor(scheme, classifier.encoder.d_model, width=syntax_model.predictor_width,
+                                   lr_multiplier=syntax_model.predictor_lr_multiplier) if predicts else None)
     return SyntaxBiasedPairClassifier(classifier, bias, bias_dropout=syntax_model.bias_dropout, predictor=predictor,
                                       predictor_weight=syntax_model.predictor_weight)
 

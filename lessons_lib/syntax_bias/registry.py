@@ -147,12 +147,15 @@ class SyntaxModelOptions:
             buckets, so that at test time the buckets can come from it instead of a parser.
         predictor_weight: weight of the predictor's cross-entropy in the training loss.
         predictor_width: hidden width of the predictor's convolutions.
+        predictor_lr_multiplier: the predictor learns at this multiple of the learning rate
+            (it must learn within the task's steps).
     """
 
     bias_dropout: float = 0.0
     distance_predictor: bool = False
     predictor_weight: float = 1.0
     predictor_width: int = 32
+    predictor_lr_multiplier: float = 30.0
 
     def __post_init__(self) -> None:
         check_probability(self.bias_dropout, "`bias_dropout`")
@@ -160,6 +163,7 @@ class SyntaxModelOptions:
             raise CourseInputError(f"`distance_predictor` must be True or False, got {self.distance_predictor!r}")
         check_number(self.predictor_weight, "`predictor_weight`", minimum=0.0)
         check_int(self.predictor_width, "`predictor_width`")
+        check_number(self.predictor_lr_multiplier, "`predictor_lr_multiplier`", minimum=0.0, strict_minimum=True)
 
 
 @dataclass(frozen=True)
