@@ -49,6 +49,48 @@ def test_hard_mask_mistakes(wrong, message):
         check_hard_mask(wrong)
 
 
+def _prediction(zero, rounding):
+    return lambda: {"exactly_zero": set(zero), "rounding_only": set(rounding)}
+
+
+def test_one_block_gradient_prediction_passes_when_right(capsys):
+    from lessons_lib.exercises.syntax_bias import check_one_block_gradients, one_block_table_gradient
+    from lessons_lib.syntax.buckets import SPECIAL_BUCKET
+
+    grad = one_block_table_gradient()
+    assert grad[SPECIAL_BUCKET] > 0 and (grad[:SPECIAL_BUCKET] == 0).all()  # the measured fact the exercise is about
+    check_one_block_gradients(_prediction(range(SPECIAL_BUCKET), [SPECIAL_BUCKET]))
+    assert "✅" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    "answer, message",
+    [
+        (_prediction(range(13), []), "特殊符号"),
+        (_prediction(range(11), [11, 12]), "精确为 0"),
+        (_prediction(range(5), [12]), "没有归类"),
+        (lambda: {"exactly_zero": {0}}, "rounding_only"),
+        (lambda: {"exactly_zero": {99}, "rounding_only": {12}}, "不存在"),
+        (lambda: [0, 1], "字典"),
+    ],
+)
+def test_one_block_gradient_prediction_mistakes(answer, message):
+    from lessons_lib.exercises.syntax_bias import check_one_block_gradients
+
+    with pytest.raises(ExerciseCheckError, match=message):
+        check_one_block_gradients(answer)
+
+
+def test_the_gradient_check_leaves_the_random_stream_alone():
+    from lessons_lib.exercises.syntax_bias import one_block_table_gradient
+
+    torch.manual_seed(3)
+    expected = torch.rand(3)
+    torch.manual_seed(3)
+    one_block_table_gradient()
+    assert torch.equal(torch.rand(3), expected)
+
+
 # --- lesson 09 -------------------------------------------------------------------------------------
 
 from lessons_lib.exercises.syntax_bias import (  # noqa: E402

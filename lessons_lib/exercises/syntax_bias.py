@@ -1,5 +1,5 @@
-"""Checkers for the syntax-biased attention exercises (bucket lookup, hard mask; bias dropout,
-the predictor's offset yardstick, why the control cannot do without its tree).
+"""Checkers for the syntax-biased attention exercises (bucket lookup, hard mask, the one-block
+gradient; bias dropout, the predictor's offset yardstick, why the control cannot do without its tree).
 
 The check inputs use the default bucket scheme of :mod:`lessons_lib.syntax.buckets`:
 0 same word, 1–10 tree distances, 11 different sentences, 12 special tokens, -1 padding.
@@ -7,15 +7,19 @@ The check inputs use the default bucket scheme of :mod:`lessons_lib.syntax.bucke
 
 from __future__ import annotations
 
-from typing import Callable
+from typing import Any, Callable
 
 import torch
 
 from lessons_lib.exercises import ExerciseCheckError, KnownMistake, call_learner, compare_tensor, passed
+from lessons_lib.pairs.config import PairClassifierConfig
+from lessons_lib.pairs.encoding import PairBatch
+from lessons_lib.pairs.vocab import Vocabulary
 from lessons_lib.syntax.buckets import CROSS_SENTENCE_BUCKET, DEFAULT_SCHEME, NUM_BUCKETS, PAD_BUCKET, SPECIAL_BUCKET
-from lessons_lib.syntax_bias.registry import HardMaskOptions
+from lessons_lib.syntax_bias.model import BUCKETS_KEY, SyntaxBiasedPairClassifier
 from lessons_lib.syntax_bias.predictor import offset_baseline_accuracy
-from lessons_lib.syntax_bias.variants import HardMaskBias, lookup_bias
+from lessons_lib.syntax_bias.registry import HardMaskOptions, LearnedOptions
+from lessons_lib.syntax_bias.variants import HardMaskBias, LearnedBucketBias, lookup_bias
 
 _SEED = 808  # seeds the check tables
 
@@ -95,6 +99,73 @@ def check_hard_mask(fn: Callable[[torch.Tensor, int], torch.Tensor]) -> None:
             what=f"硬遮蔽偏置，max_distance={radius}",
         )
     passed(exercise)
+
+
+def _batch_of(buckets: torch.Tensor) -> PairBatch:
+    """A labelled batch whose tokens follow the layout of ``buckets`` ((B, L, L), -1 = padding)."""
+    real = buckets[:, 0] >= 0  # (B, L)
+    special = (buckets.diagonal(dim1=1, dim2=2) == SPECIAL_BUCKET) & real
+    g = torch.Generator().manual_seed(_SEED)
+    vocab = Vocabulary.build([])  # only its special ids are used
+    token_ids = torch.where(special, vocab.sep_id, torch.randint(4, 30, real.shape, generator=g))
+    token_ids[:, 0] = vocab.cls_id
+    token_ids = token_ids.masked_fill(~real, vocab.pad_id)
+    specials_before = special.long().cumsum(1) - special.long()  # [CLS] 0, sentence a and its [SEP] 1, then 2
+    segment_ids = ((specials_before >= 2) & real).long()
+    return PairBatch(token_ids, segment_ids, real, torch.tensor([0, 1]), {BUCKETS_KEY: buckets})
+
+
+def one_block_table_gradient() -> torch.Tensor:
+    """``|∂loss/∂table|`` per bucket of a zero table in a one-block biased classifier, on the fixed check batch: ``(n_buckets,)``."""
+    buckets = _buckets()
+    with torch.random.fork_rng():  # the check must not move the lesson's random stream
+        torch.manual_seed(_SEED)
+        config = PairClassifierConfig.from_options(30, d_model=16, n_heads=2, n_layers=1, d_ff=32, dropout=0.0)
+        model = SyntaxBiasedPairClassifier(config, LearnedBucketBias(DEFAULT_SCHEME, 2, 1,
+                                                                     LearnedOptions(bias_lr_multiplier=1.0)))
+    batch = _batch_of(buckets)
+    torch.nn.functional.cross_entropy(model(batch), batch.labels).backward()
+    return model.syntax_bias.table.grad.abs()[0, 0]
+
+
+def _id_set(exercise: str, answer: Any, key: str) -> set[int]:
+    if not isinstance(answer, dict) or key not in answer:
+        raise ExerciseCheckError(f"{exercise}: 请返回一个字典，含键 {key!r}（值为桶号的集合）")
+    try:
+        ids = {int(b) for b in answer[key]}
+    except (TypeError, ValueError):
+        raise ExerciseCheckError(f"{exercise}: {key!r} 应当是桶号（整数）的集合，收到 {answer[key]!r}") from None
+    outside = sorted(ids - set(range(NUM_BUCKETS)))
+    if outside:
+        raise ExerciseCheckError(f"{exercise}: {key!r} 里的桶号 {outside} 不存在（默认方案的桶号是 0–{NUM_BUCKETS - 1}）")
+    return ids
+
+
+def check_one_block_gradients(fn: Callable[[], dict]) -> None:
+    """Exercise 08-3 (a prediction): with one encoder block, which buckets of a zero table get a
+    gradient of exactly 0.0, and which only a rounding-error-sized one?
+
+    ``fn()`` returns ``{"exactly_zero": {ids}, "rounding_only": {ids}}``; the checker measures the
+    gradient on a fixed batch and compares.
+    """
+    exercise = "练习 08-3 一个块时哪些桶拿不到梯度"
+    answer = call_learner(exercise, fn)
+    zero, rounding = _id_set(exercise, answer, "exactly_zero"), _id_set(exercise, answer, "rounding_only")
+    grad = one_block_table_gradient()
+    true_zero = {b for b in range(NUM_BUCKETS) if grad[b] == 0.0}
+    true_rounding = {b for b in range(NUM_BUCKETS) if 0.0 < grad[b] < 1e-6}
+    assert true_zero | true_rounding == set(range(NUM_BUCKETS)), "a one-block table got a real gradient"
+    if SPECIAL_BUCKET in zero:
+        raise ExerciseCheckError(
+            f"{exercise}: “特殊符号”桶 ({SPECIAL_BUCKET}) 的梯度并不精确为 0。[CLS] 这一行的每个键都在这个桶里，"
+            "它的梯度是整行 softmax 导数之和：数学上是 0（softmax 对整行加同一个常数不变），浮点求和却只能得到舍入误差大小的数。")
+    if rounding - true_rounding:
+        raise ExerciseCheckError(
+            f"{exercise}: 桶 {sorted(rounding - true_rounding)} 的梯度精确为 0，不只是舍入误差：只有一个块时分类器只读 "
+            "[CLS] 的输出，其余查询行的注意力影响不到它；这些桶只出现在那些行里，反向传播给它们的是精确的 0。")
+    if zero != true_zero or rounding != true_rounding:
+        missing = sorted((true_zero - zero) | (true_rounding - rounding))
+        raise ExerciseCheckError(f"{exercise}: 还有桶没有归类或归错了：{missing}。每个桶号都属于两类之一。")
 
 
 def check_drop_bias(fn: Callable[[torch.Tensor, torch.Tensor], torch.Tensor]) -> None:
