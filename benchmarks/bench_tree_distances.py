@@ -1,4 +1,4 @@
-"""Benchmark: tree distances (vectorised vs the article's LCA walk) and parsing with/without the cache.
+"""Benchmark: tree distances (vectorised vs the pairwise LCA walk) and parsing with/without the cache.
 
 Run from the repository root (CPU, a few minutes on 2 cores):
 

@@ -99,3 +99,16 @@ def test_compare_tensor_dtype_kind():
 def test_non_callable_is_explained():
     with pytest.raises(ExerciseCheckError, match="函数"):
         check_scaled_scores(math.pi)
+
+
+
+def test_scaled_max_weight_prediction(capsys):
+    from lessons_lib.exercises.attention import check_scaled_max_weight, measured_max_weight
+
+    measured = measured_max_weight(4096)
+    assert 0.25 < measured < 0.4 and measured_max_weight(4096, scale=False) > 0.9
+    check_scaled_max_weight(lambda: measured_max_weight(16))       # the same as at any other d_k
+    assert "为什么" in capsys.readouterr().out
+    for wrong, message in [(0.1, "均匀分布"), (0.99, "方差还随 d_k 增长吗"), ("0.3", "应当是一个数")]:
+        with pytest.raises(ExerciseCheckError, match=message):
+            check_scaled_max_weight(lambda wrong=wrong: wrong)

@@ -50,3 +50,15 @@ def test_pre_ln_mistakes(wrong, message):
 def test_embedding_mistakes(wrong, message):
     with pytest.raises(ExerciseCheckError, match=message):
         check_embedding_sum(wrong)
+
+
+def test_saturating_step_is_softmax(capsys):
+    from lessons_lib.exercises import ExerciseCheckError as CheckError
+    from lessons_lib.exercises.encoder import check_saturating_step, softmax_jacobian_norm
+
+    assert softmax_jacobian_norm(16.0) < 0.5 * softmax_jacobian_norm(1.0)
+    check_saturating_step(lambda: "softmax")
+    assert "为什么" in capsys.readouterr().out
+    for wrong, message in [("layernorm", "one-hot"), ("residual", "导数恒为 1"), ("gelu", "负半轴"), ("tanh", "选项之一")]:
+        with pytest.raises(CheckError, match=message):
+            check_saturating_step(lambda wrong=wrong: wrong)

@@ -33,3 +33,14 @@ def test_split_heads_mistakes(wrong, message):
 def test_key_padding_mask_mistakes(wrong, message):
     with pytest.raises(ExerciseCheckError, match=message):
         check_key_padding_mask(wrong)
+
+
+def test_nan_prediction_names_the_sentences_without_padding(capsys):
+    from lessons_lib.exercises.multihead import check_nan_prediction, sentences_with_nan
+
+    assert sentences_with_nan() == {0, 2}
+    check_nan_prediction(lambda: [0, 2])
+    assert "为什么" in capsys.readouterr().out
+    for wrong, message in [({1, 3}, "有填充的句子不会得到 NaN"), (set(), "一个可以关注的键也不剩"), ("none", "集合")]:
+        with pytest.raises(ExerciseCheckError, match=message):
+            check_nan_prediction(lambda wrong=wrong: wrong)

@@ -44,3 +44,15 @@ def test_shift_matrix_mistakes():
         check_shift_matrix(lambda k, d: shift_matrix(k, d).T)
     with pytest.raises(ExerciseCheckError, match="数值"):
         check_shift_matrix(lambda k, d: torch.eye(d))
+
+
+def test_default_init_ratio_accepts_a_prediction_near_the_measurement(capsys):
+    from lessons_lib.exercises import ExerciseCheckError as CheckError
+    from lessons_lib.exercises.positional import check_default_init_ratio, default_init_ratio
+
+    assert abs(default_init_ratio(1024) - (2 * 1024) ** 0.5) < 1.0
+    check_default_init_ratio(lambda: (2 * 1024) ** 0.5)
+    assert "为什么" in capsys.readouterr().out
+    for wrong, message in [(1.41, "乘以 √D"), (1000.0, "不是 1"), ("45", "应当是一个数")]:
+        with pytest.raises(CheckError, match=message):
+            check_default_init_ratio(lambda wrong=wrong: wrong)

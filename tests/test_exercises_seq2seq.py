@@ -50,3 +50,18 @@ def test_not_implemented_passes_through():
 
     with pytest.raises(NotImplementedError):
         check_bilinear_scores(todo)
+
+
+def test_score_parameter_counts_explain_a_forgotten_bias_or_vector(capsys):
+    from lessons_lib.exercises import ExerciseCheckError as CheckError
+    from lessons_lib.exercises.seq2seq import check_score_parameter_counts
+
+    check_score_parameter_counts(lambda: {"bilinear": 96 * 128, "additive": 64 * 96 + 64 * 128 + 64 + 64})
+    assert "为什么" in capsys.readouterr().out
+    cases = [({"bilinear": 96 * 128 + 96, "additive": 14464}, "没有偏置项"),
+             ({"bilinear": 12288, "additive": 64 * (96 + 128)}, "向量 v"),
+             ({"bilinear": 12288, "additive": 64 * (96 + 128) + 64}, "偏置"),
+             ({"bilinear": 12288}, "请返回")]
+    for answer, message in cases:
+        with pytest.raises(CheckError, match=message):
+            check_score_parameter_counts(lambda answer=answer: answer)

@@ -96,3 +96,18 @@ def test_not_implemented_passes_through():
 
     with pytest.raises(NotImplementedError):
         check_tree_distance_matrix(todo)
+
+
+def test_bucket_counts_of_the_lessons_pair(capsys):
+    from lessons_lib.exercises import ExerciseCheckError as CheckError
+    from lessons_lib.exercises.syntax import check_bucket_counts, pair_bucket_counts
+
+    assert pair_bucket_counts() == {"cross sentence": 2 * 7 * 10, "special": 20 ** 2 - 17 ** 2, "padding": 24 ** 2 - 20 ** 2}
+    check_bucket_counts(lambda: {"cross sentence": 140, "special": 111, "padding": 176})
+    assert "为什么" in capsys.readouterr().out
+    for wrong, message in [({"cross sentence": 70, "special": 111, "padding": 176}, "两个方向都算"),
+                           ({"cross sentence": 140, "special": 60, "padding": 176}, "特殊符号"),
+                           ({"cross sentence": 140, "special": 111, "padding": 16}, "-1"),
+                           ([140, 111, 176], "请返回")]:
+        with pytest.raises(CheckError, match=message):
+            check_bucket_counts(lambda wrong=wrong: wrong)

@@ -73,6 +73,17 @@ def test_training_reduces_the_loss_and_is_reproducible(split):
     assert first.losses == again.losses
     assert sum(first.losses[-5:]) / 5 < 0.8 * sum(first.losses[:5]) / 5
     assert 0.0 <= first.exact_match <= 1.0 and first.max_grad_norm > 0
+    assert len(first.grad_norms) == 40 and max(first.grad_norms) == first.max_grad_norm
+
+
+def test_the_clipping_threshold_reaches_the_optimiser(split):
+    config = _config(split)
+    loose = run_trial(config, split, steps=10, seed=5, batch_size=32, clip=1e6)
+    tight = run_trial(config, split, steps=10, seed=5, batch_size=32, clip=1e-3)
+    assert loose.grad_norms[0] == tight.grad_norms[0]          # the first norm is measured before any step
+    assert loose.losses[1:] != tight.losses[1:]
+    with pytest.raises(CourseInputError, match="clip"):
+        run_trial(config, split, steps=1, seed=5, clip=0.0)
 
 
 def test_exact_match_counts_whole_strings(split):

@@ -1,4 +1,4 @@
-"""Tree distances: the article's LCA walk against the vectorised ancestor-matrix version."""
+"""Tree distances: the pairwise LCA walk (reference) against the vectorised ancestor-matrix version."""
 
 from __future__ import annotations
 

@@ -6,4 +6,8 @@
   committed outputs) and the fingerprint that proves it.
 - :mod:`~lessons_lib.course.assignments` — student versions, nbgrader layout, grading.
 - :mod:`~lessons_lib.course.envcheck` — is this machine ready for the course?
+- :mod:`~lessons_lib.course.diagrams` — diagrams built from the lessons' own sizes (Q/K/V flow,
+  multi-head split and merge, the encoder block, the syntax-bias path).
+- :mod:`~lessons_lib.course.prose` — every number of a lesson's prose is printed by it or cited.
+- :mod:`~lessons_lib.course.glossary` — the course's glossary and the check for variant spellings.
 """

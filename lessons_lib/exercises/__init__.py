@@ -9,6 +9,11 @@ shape, which position, and the likely cause when the answer matches a known mist
 (a missing √d_k, a transposed mask, a softmax over the wrong axis, ...). A checker never
 prints the expected values themselves, so it does not give the solution away.
 
+Prediction and explanation exercises ask for a number, a set or a choice (returned by the
+learner's function); their checkers measure the answer themselves (:func:`compare_number`,
+:func:`compare_choice`), give a hint without the value when it is wrong, and print the
+measurement and the reason on the line after the pass mark.
+
 Checkers are grouped by concept in the submodules (``lessons_lib.exercises.attention``,
 ...). The grader (``lessons grade``) recognises a passed check by the printed line and a
 failed one by :class:`ExerciseCheckError`.
@@ -17,7 +22,7 @@ failed one by :class:`ExerciseCheckError`.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import torch
 
@@ -43,9 +48,47 @@ class KnownMistake:
     explanation: str
 
 
-def passed(exercise_id: str) -> None:
-    """Print the line that tells the learner (and the grader) that ``exercise_id`` passed."""
+def passed(exercise_id: str, why: str = "") -> None:
+    """Print the line that tells the learner (and the grader) that ``exercise_id`` passed.
+
+    ``why`` (for prediction and explanation exercises) is printed on the next line: the
+    measurement that confirms the answer, and the reason.
+    """
     print(f"{PASS_MARK} {exercise_id}: 通过")
+    if why:
+        print(f"   为什么：{why}")
+
+
+def compare_choice(exercise_id: str, got: Any, options: Mapping[str, str], correct: str,
+                   wrong: Mapping[str, str]) -> None:
+    """The learner's answer must be the key ``correct`` of ``options`` (key → what the option says).
+
+    Raises:
+        ExerciseCheckError: not one of the options (they are listed), or a wrong option
+            (``wrong[key]`` says what to reconsider, without naming the right one).
+    """
+    if correct not in options or set(wrong) != set(options) - {correct}:
+        raise CourseInputError("`wrong` must explain every option except `correct`")
+    if got not in options:
+        listed = "；".join(f"{key!r} = {text}" for key, text in options.items())
+        raise ExerciseCheckError(f"{exercise_id}: 请返回选项之一：{listed}。你返回的是 {got!r}")
+    if got != correct:
+        raise ExerciseCheckError(f"{exercise_id}: 你选了 {got!r}（{options[got]}）——不对。{wrong[got]}")
+
+
+def compare_number(exercise_id: str, got: Any, expected: float, *, rel_tol: float, what: str,
+                   too_low: str, too_high: str) -> None:
+    """The learner's predicted number must be within ``rel_tol`` (relative) of the measured ``expected``.
+
+    Raises:
+        ExerciseCheckError: not a number, or too far off; ``too_low`` / ``too_high`` give a
+            hint in words (never the value).
+    """
+    if isinstance(got, bool) or not isinstance(got, (int, float)) or got != got:
+        raise ExerciseCheckError(f"{exercise_id}: {what} 应当是一个数，你返回的是 {got!r}")
+    if abs(got - expected) > rel_tol * abs(expected):
+        hint = too_low if got < expected else too_high
+        raise ExerciseCheckError(f"{exercise_id}: 你预测的 {what} 是 {got:g}，与实测相差超过 {rel_tol:.0%}。{hint}")
 
 
 def call_learner(exercise_id: str, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:

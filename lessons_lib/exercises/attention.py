@@ -13,7 +13,7 @@ from typing import Callable
 import torch
 
 from lessons_lib.attention.functional import attention_scores, masked_softmax, scaled_dot_product_attention
-from lessons_lib.exercises import KnownMistake, call_learner, compare_tensor, passed
+from lessons_lib.exercises import KnownMistake, call_learner, compare_number, compare_tensor, passed
 
 _SEED = 2024
 
@@ -95,3 +95,26 @@ def check_attention(fn: Callable[..., torch.Tensor]) -> None:
         what="注意力输出 (output)",
     )
     passed(exercise)
+
+
+
+def measured_max_weight(d_k: int, n_keys: int = 10, n_queries: int = 400, scale: bool = True) -> float:
+    """Mean largest softmax weight of ``q·k/√d_k`` (or unscaled) for standard normal q, k: the checker's measurement."""
+    g = torch.Generator().manual_seed(_SEED)
+    q = torch.randn(n_queries, 1, d_k, generator=g)
+    k = torch.randn(n_queries, n_keys, d_k, generator=g)
+    scores = (q * k).sum(-1) / (math.sqrt(d_k) if scale else 1.0)
+    return float(torch.softmax(scores, dim=-1).max(-1).values.mean())
+
+
+def check_scaled_max_weight(fn: Callable[[], float]) -> None:
+    """Exercise 01-4: ``fn()`` predicts the mean largest weight of *scaled* attention at d_k = 4096, 10 keys."""
+    exercise = "练习 01-4 预测 d_k = 4096 时的最大权重"
+    got = call_learner(exercise, fn)
+    measured = measured_max_weight(4096)
+    compare_number(exercise, got, measured, rel_tol=0.1, what="最大权重的平均值",
+                   too_low="10 个键的均匀分布最大权重是 0.1；缩放后的分数方差为 1，分布并不均匀。",
+                   too_high="缩放之后分数的方差还随 d_k 增长吗？如果不增长，softmax 为什么会比 d_k = 4 时更尖？")
+    unscaled = measured_max_weight(4096, scale=False)
+    passed(exercise, f"实测 {measured:.3f}（不缩放则为 {unscaled:.3f}）。除以 √d_k 之后分数的方差是 1，与 d_k 无关，"
+                     "所以缩放后的 softmax 统计量在任何 d_k 下都一样——这正是缩放的目的。")

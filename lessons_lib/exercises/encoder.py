@@ -8,7 +8,7 @@ from typing import Callable
 import torch
 from torch import nn
 
-from lessons_lib.exercises import KnownMistake, call_learner, compare_tensor, passed
+from lessons_lib.exercises import KnownMistake, call_learner, compare_choice, compare_tensor, passed
 from lessons_lib.transformer.positional import sinusoidal_encoding
 
 _SEED = 2027
@@ -77,3 +77,34 @@ def check_embedding_sum(fn: Callable[..., torch.Tensor]) -> None:
         what="嵌入之和",
     )
     passed(exercise)
+
+
+SATURATION_OPTIONS = {
+    "layernorm": "层归一化 (LayerNorm)",
+    "softmax": "多头自注意力里的 softmax",
+    "residual": "残差相加",
+    "gelu": "逐位置前馈网络的 GELU 激活",
+}
+
+
+def softmax_jacobian_norm(scale: float, n_rows: int = 2000, n_keys: int = 10) -> float:
+    """Mean Frobenius norm of the softmax Jacobian for standard normal scores multiplied by ``scale``."""
+    g = torch.Generator().manual_seed(_SEED)
+    p = torch.softmax(torch.randn(n_rows, n_keys, generator=g) * scale, dim=-1)
+    jacobian = torch.diag_embed(p) - p[:, :, None] * p[:, None, :]
+    return float(jacobian.flatten(1).norm(dim=-1).mean())
+
+
+def check_saturating_step(fn: Callable[[], str]) -> None:
+    """Exercise 05-3: ``fn()`` names the step of the block that saturates (a key of :data:`SATURATION_OPTIONS`)."""
+    exercise = "练习 05-3 编码器块里会饱和的一步"
+    got = call_learner(exercise, fn)
+    compare_choice(exercise, got, SATURATION_OPTIONS, "softmax", wrong={
+        "layernorm": "LayerNorm 把每个位置拉回均值 0、方差 1，输入放大多少倍输出都一样，它没有把输入压成常数的曲线。"
+                     "再想想：哪一步把一行数变成接近 one-hot 的分布？",
+        "residual": "残差相加是恒等的加法，导数恒为 1——正是它让梯度能绕过会饱和的子层。",
+        "gelu": "GELU 只在负半轴变平（像 ReLU），正半轴是一条直线，不是“两端压平”。",
+    })
+    small, large = softmax_jacobian_norm(1.0), softmax_jacobian_norm(16.0)
+    passed(exercise, f"分数放大 16 倍时，softmax 雅可比范数的平均值从 {small:.3f} 降到 {large:.3f}：分数一大，注意力就接近 one-hot，"
+                     "流向 W_Q、W_K 的梯度随之变小。教材说块里没有饱和曲线，这不对；残差连接让梯度绕过它，才是堆叠仍能训练的原因。")

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Callable
 
 import torch
+from torch import nn
 
 from lessons_lib.exercises import ExerciseCheckError, KnownMistake, call_learner, compare_tensor, passed
 from lessons_lib.attention.multihead import split_heads
@@ -53,3 +54,38 @@ def check_key_padding_mask(fn: Callable[[torch.Tensor], torch.Tensor]) -> None:
         what="key_padding_mask",
     )
     passed(exercise)
+
+
+NAN_CHECK_LENGTHS = (6, 4, 6, 3)   # the batch of exercise 03-3, padded to 6
+
+
+def sentences_with_nan(lengths: tuple[int, ...] = NAN_CHECK_LENGTHS, d_model: int = 8, n_heads: int = 2) -> set[int]:
+    """Which sentences of a padded batch come out NaN from torch's attention given the *wrong* mask (1 = real)."""
+    g = torch.Generator().manual_seed(_SEED)
+    width = max(lengths)
+    attention_mask = (torch.arange(width)[None, :] < torch.tensor(lengths)[:, None]).long()
+    torch.manual_seed(_SEED)
+    mha = nn.MultiheadAttention(d_model, n_heads, batch_first=True).eval()
+    x = torch.randn(len(lengths), width, d_model, generator=g)
+    with torch.no_grad():
+        out, _ = mha(x, x, x, key_padding_mask=attention_mask.bool())
+    return {i for i in range(len(lengths)) if bool(torch.isnan(out[i]).any())}
+
+
+def check_nan_prediction(fn: Callable[[], object]) -> None:
+    """Exercise 03-3: ``fn()`` → the indices of the sentences (lengths 6, 4, 6, 3) that the wrong mask turns into NaN."""
+    exercise = "练习 03-3 错误的 key_padding_mask 让哪几句变成 NaN"
+    got = call_learner(exercise, fn)
+    try:
+        predicted = {int(i) for i in got}
+    except (TypeError, ValueError) as error:
+        raise ExerciseCheckError(f"{exercise}: 请返回句子下标的集合，如 {{0, 3}}；你返回的是 {got!r}") from error
+    actual = sentences_with_nan()
+    if predicted != actual:
+        if predicted & {i for i, n in enumerate(NAN_CHECK_LENGTHS) if n < max(NAN_CHECK_LENGTHS)}:
+            hint = "有填充的句子不会得到 NaN：错误的遮蔽让它们只看填充位置——还剩下可以关注的键，所以输出有限，错得静悄悄。"
+        else:
+            hint = "想一想：把 1 = 真实字直接当作 key_padding_mask（True = 忽略）时，哪一句会一个可以关注的键也不剩？"
+        raise ExerciseCheckError(f"{exercise}: 预测不对。{hint}")
+    passed(exercise, f"没有填充的句子（下标 {sorted(actual)}）所有键都被“忽略”，softmax 的分母为 0，得到 NaN；"
+                     "其余句子只看填充，输出有限——那是不会报错的错误。")

@@ -12,7 +12,7 @@ from typing import Callable
 import torch
 
 from lessons_lib.attention.functional import AdditiveScore, BilinearScore
-from lessons_lib.exercises import KnownMistake, call_learner, compare_tensor, passed
+from lessons_lib.exercises import ExerciseCheckError, KnownMistake, call_learner, compare_tensor, passed
 
 _SEED = 2025
 _B, _S, _D_DEC, _D_ENC, _D_HID = 2, 5, 6, 4, 3
@@ -75,3 +75,29 @@ def check_additive_scores(fn: Callable[..., torch.Tensor]) -> None:
         what="分数 (scores)",
     )
     passed(exercise)
+
+
+def check_score_parameter_counts(fn: Callable[[], dict]) -> None:
+    """Exercise 02-3: ``fn()`` → ``{"bilinear": n, "additive": m}`` learnable numbers for d_dec=96, d_enc=128, d_attn=64."""
+    exercise = "练习 02-3 打分函数的参数个数"
+    d_dec, d_enc, d_attn = 96, 128, 64
+    got = call_learner(exercise, fn)
+    if not isinstance(got, dict) or set(got) != {"bilinear", "additive"}:
+        raise ExerciseCheckError(f"{exercise}: 请返回 {{\"bilinear\": 整数, \"additive\": 整数}}，你返回的是 {got!r}")
+    counts = {"bilinear": sum(p.numel() for p in BilinearScore(d_dec, d_enc).parameters()),
+              "additive": sum(p.numel() for p in AdditiveScore(d_dec, d_enc, d_attn).parameters())}
+    hints = {
+        "bilinear": {d_dec * d_enc + d_dec: "双线性打分 s^T W h 里只有 W，库的实现没有偏置项。",
+                     d_dec + d_enc: "W 是一个矩阵 (d_dec × d_enc)，不是两个向量。"},
+        "additive": {d_attn * (d_dec + d_enc): "少了一样东西：除了 W_q、W_k，还有把 d_attn 维压成一个数的向量 v，"
+                                               "以及 W_k 那一层的偏置。",
+                     d_attn * (d_dec + d_enc) + d_attn: "算上 v 之后还差一项：键的投影 W_k h + b 带一个偏置。",
+                     d_attn * (d_dec + d_enc + 3): "偏置只在键的投影上有一份（查询的投影没有），不是两份。"},
+    }
+    for name, expected in counts.items():
+        value = got[name]
+        if value != expected:
+            hint = hints[name].get(value, "逐项写出每个投影矩阵的形状（输出宽 × 输入宽），再加上偏置与向量 v。")
+            raise ExerciseCheckError(f"{exercise}: {name} 的参数个数不对（你的是 {value!r}）。{hint}")
+    passed(exercise, f"双线性 = d_dec·d_enc = {counts['bilinear']}；加性 = d_attn·d_dec + d_attn·d_enc + d_attn（偏置）"
+                     f" + d_attn（v）= {counts['additive']}。加性打分的参数随 d_attn 变化，双线性则固定为两边宽度之积。")

@@ -13,7 +13,8 @@ import torch
 
 from lessons_lib.exercises import ExerciseCheckError, KnownMistake, call_learner, compare_tensor, passed
 from lessons_lib.syntax.distances import tree_distances
-from lessons_lib.syntax.buckets import char_word_index
+from lessons_lib.syntax.buckets import (CROSS_SENTENCE_BUCKET, PAD_BUCKET, SPECIAL_BUCKET, char_word_index,
+                                        pair_distance_buckets)
 from lessons_lib.syntax.trees import depths, heads_from_conllu
 
 # Small fixed trees (0-based heads, root = -1) of different shapes: a star, a chain, a
@@ -73,7 +74,7 @@ def check_tree_distance_matrix(fn: Callable[[Sequence[int]], torch.Tensor]) -> N
                              "你数的是路径上的节点数 (nodes)，而不是边数 (arcs)：父子之间的距离应为 1。"),
                 KnownMistake(expected + 1, "每个距离都多了 1：一个词到它自己的距离是 0，到父节点的距离是 1。"),
                 KnownMistake((depth[:, None] - depth[None, :]).abs(),
-                             "你用的是深度之差 |depth(i) − depth(j)|，它忽略了两条路径在最低公共祖先 (LCA) 处汇合："
+                             "你用的是深度之差 |depth(i) − depth(j)|，它忽略了两条路径在最近公共祖先 (LCA) 处汇合："
                              "两个兄弟节点深度相同，距离却是 2。"),
                 KnownMistake(depth[:, None] + depth[None, :],
                              "你用的是 depth(i) + depth(j)，漏掉了减去 2·depth(LCA)：只有经过根的路径才这样算。"),
@@ -104,3 +105,44 @@ def check_char_distances(fn: Callable[[Sequence[str], Sequence[int]], torch.Tens
             what="字级距离矩阵",
         )
     passed(exercise)
+
+
+BUCKET_COUNT_PAIR = ("电脑怎么录像？", "如何在计算机上录视频")
+BUCKET_COUNT_MAX_LEN = 24
+
+
+def pair_bucket_counts(text_a: str = BUCKET_COUNT_PAIR[0], text_b: str = BUCKET_COUNT_PAIR[1],
+                       max_len: int = BUCKET_COUNT_MAX_LEN) -> dict[str, int]:
+    """How many of the ``max_len²`` position pairs fall in the cross-sentence, special and padding buckets.
+
+    These counts do not depend on the trees, so each character stands for a word here.
+    """
+    chain_a = [-1] + list(range(len(text_a) - 1))
+    chain_b = [-1] + list(range(len(text_b) - 1))
+    buckets = pair_distance_buckets(list(text_a), chain_a, list(text_b), chain_b, max_len=max_len)
+    return {"cross sentence": int((buckets == CROSS_SENTENCE_BUCKET).sum()),
+            "special": int((buckets == SPECIAL_BUCKET).sum()),
+            "padding": int((buckets == PAD_BUCKET).sum())}
+
+
+def check_bucket_counts(fn: Callable[[], dict]) -> None:
+    """Exercise 07-4: ``fn()`` predicts the three counts of :func:`pair_bucket_counts` for the lesson's pair."""
+    exercise = "练习 07-4 数一数三种桶"
+    got = call_learner(exercise, fn)
+    expected = pair_bucket_counts()
+    if not isinstance(got, dict) or set(got) != set(expected):
+        raise ExerciseCheckError(f"{exercise}: 请返回 {{\"cross sentence\": 整数, \"special\": 整数, \"padding\": 整数}}，"
+                                 f"你返回的是 {got!r}")
+    length = len(BUCKET_COUNT_PAIR[0]) + len(BUCKET_COUNT_PAIR[1]) + 3
+    hints = {
+        "cross sentence": "跨句的字对：p 在一句、q 在另一句，两个方向都算；[CLS]、[SEP] 与填充都不算。",
+        "special": f"凡是有一方是 [CLS] 或 [SEP] 的字对都进“特殊符号”桶（两个方向都算），但填充优先：先去掉含填充的字对。"
+                   f"这一对有 {length} 个真实位置。",
+        "padding": f"任一方是填充的字对都是 -1：一共 {BUCKET_COUNT_MAX_LEN}² 个字对，减去两方都是真实位置的那些。",
+    }
+    for name, value in expected.items():
+        if got[name] != value:
+            raise ExerciseCheckError(f"{exercise}: {name} 的个数不对（你的是 {got[name]!r}）。{hints[name]}")
+    passed(exercise, f"s1 有 {len(BUCKET_COUNT_PAIR[0])} 个字、s2 有 {len(BUCKET_COUNT_PAIR[1])} 个字：跨句 = 2 × "
+                     f"{len(BUCKET_COUNT_PAIR[0])} × {len(BUCKET_COUNT_PAIR[1])}；特殊 = {length}² − {length - 3}²；"
+                     f"填充 = {BUCKET_COUNT_MAX_LEN}² − {length}²。三者都与树无关，只取决于长度。")

@@ -15,7 +15,7 @@ from torch import nn
 
 from lessons_lib.errors import CourseInputError
 from lessons_lib.seq2seq.model import Seq2Seq, Seq2SeqConfig
-from lessons_lib.validation import check_int
+from lessons_lib.validation import check_int, check_number
 
 __all__ = ["Seq2SeqHistory", "train_seq2seq", "exact_match", "TrialResult", "run_trial"]
 
@@ -58,6 +58,7 @@ def train_seq2seq(
         raise CourseInputError("`pairs` is empty")
     check_int(steps, "`steps`")
     check_int(batch_size, "`batch_size`")
+    check_number(clip, "`clip`", minimum=0.0, strict_minimum=True)
     optimiser = torch.optim.Adam(model.parameters(), lr=lr)
     loss_fn = nn.CrossEntropyLoss(ignore_index=target_vocab.pad_id)
     device = next(model.parameters()).device
@@ -103,32 +104,36 @@ class TrialResult:
     final_loss: float
     max_grad_norm: float
     losses: list[float]
+    grad_norms: list[float]
 
 
 def run_trial(
-    config: Seq2SeqConfig, split, steps: int, seed: int, batch_size: int = 64, lr: float = 3e-3, device: str = "cpu"
+    config: Seq2SeqConfig, split, steps: int, seed: int, batch_size: int = 64, lr: float = 3e-3, device: str = "cpu",
+    clip: float = 1.0,
 ) -> TrialResult:
     """Build a model from ``config`` with seed ``seed``, train it on ``split.train``, score ``split.test``.
 
     Args:
         config: the model to build.
         split: a :class:`lessons_lib.seq2seq.numerals.NumeralSplit` (train, test and both vocabularies).
-        steps, batch_size, lr: as in :func:`train_seq2seq`.
+        steps, batch_size, lr, clip: as in :func:`train_seq2seq`.
         seed: seeds both the initial weights and the batch order.
         device: where the model is trained (``"cpu"`` or ``"cuda"``).
 
     Returns:
         Held-out exact match, the mean loss of the last 10 % of steps, the largest gradient
-        norm seen (before clipping) and the loss curve.
+        norm seen (before clipping), the loss curve and every step's gradient norm (before clipping).
     """
     torch.manual_seed(seed)
     model = Seq2Seq(config).to(device)
     generator = torch.Generator().manual_seed(seed)
-    result = train_seq2seq(model, split.train, split.source_vocab, split.target_vocab, steps, batch_size, lr, generator=generator)
+    result = train_seq2seq(model, split.train, split.source_vocab, split.target_vocab, steps, batch_size, lr,
+                           generator=generator, clip=clip)
     tail = result.losses[-max(1, steps // 10):]
     return TrialResult(
         exact_match=exact_match(model, split.test, split.source_vocab, split.target_vocab),
         final_loss=sum(tail) / len(tail),
         max_grad_norm=max(result.grad_norms),
         losses=result.losses,
+        grad_norms=result.grad_norms,
     )

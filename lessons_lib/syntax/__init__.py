@@ -7,7 +7,7 @@ Modules, by concept:
 - :mod:`~lessons_lib.syntax.treebank` — reading, validating and writing CoNLL-U.
 - :mod:`~lessons_lib.syntax.segmentation` — the course's word segmentation (jieba through
   spaCy's Chinese tokenizer).
-- :mod:`~lessons_lib.syntax.distances` — tree distances: the syntax-bias article's LCA walk
+- :mod:`~lessons_lib.syntax.distances` — tree distances: the pairwise LCA walk
   (reference) and the vectorised, batched ancestor-matrix version used everywhere else.
 - :mod:`~lessons_lib.syntax.buckets` — from word trees to the character tokens of a
   pair ``[CLS] s1 [SEP] s2 [SEP]``: distance buckets for syntax-biased attention, what

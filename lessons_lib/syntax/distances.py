@@ -6,8 +6,8 @@ head, 2 for two dependents of the same head, and so on.
 
 Two implementations, equal on every tree (property tests check it):
 
-- :func:`lca_distance_reference` / :func:`distance_matrix_reference` — the syntax-bias article's
-  algorithm, kept readable: lift the deeper word until both are at the same depth, then
+- :func:`lca_distance_reference` / :func:`distance_matrix_reference` — the course's pairwise
+  LCA walk, kept readable as the reference: lift the deeper word until both are at the same depth, then
   walk both up together until they meet at their lowest common ancestor (LCA); the
   distance is the number of steps taken. Pure Python, one pair at a time: O(n² · depth)
   for a sentence's matrix.
@@ -40,7 +40,7 @@ PAD_DISTANCE = -1
 
 
 # --------------------------------------------------------------------------------------
-# Reference: the article's LCA walk (readable, slow).
+# Reference: the pairwise LCA walk (readable, slow).
 # --------------------------------------------------------------------------------------
 def lca_reference(heads: Sequence[int], depth: Sequence[int], i: int, j: int) -> int:
     """Lowest common ancestor of words ``i`` and ``j``: lift the deeper one, then walk both up."""
