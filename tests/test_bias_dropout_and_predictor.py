@@ -323,3 +323,48 @@ def test_command_line_flags_reach_the_config():
                                       "--distance-predictor", "--predictor-weight", "0.5"])
     config = config_from_args(args)
     assert config.syntax_model == {"bias_dropout": 0.25, "distance_predictor": True, "predictor_weight": 0.5}
+
+
+def test_an_interrupted_run_with_bias_dropout_resumes_bit_for_bit(tmp_path):
+    from lessons_lib.pairs.trainer import train_pair_classifier
+
+    config = ExperimentConfig(model=dict(TINY_MODEL), train={"epochs": 2, "batch_size": 8, "lr": 1e-3, "max_len": 32},
+                              syntax_model={"bias_dropout": 0.5, "distance_predictor": True})
+    examples = _examples()
+    vocab = Vocabulary.build(SENTENCES)
+    extras = bucket_extras(PARSES, DEFAULT_SCHEME, 32)
+
+    def train(out_dir, stop=None):
+        model = build_model(config, "learned", len(vocab), seed=0)
+        train_pair_classifier(model, examples[:30], examples[30:38], vocab, config.train_config(0), out_dir=out_dir,
+                              progress=False, log=None, extras_fn=extras, stop_after_epoch=stop)
+        model = build_model(config, "learned", len(vocab), seed=0)  # a fresh process: resume from the folder
+        result = train_pair_classifier(model, examples[:30], examples[30:38], vocab, config.train_config(0),
+                                       out_dir=out_dir, progress=False, log=None, extras_fn=extras)
+        return model, result
+
+    straight, _ = train(tmp_path / "straight")
+    resumed, result = train(tmp_path / "resumed", stop=1)
+    assert result.resumed_from_epoch == 1
+    for (name, a), b in zip(straight.state_dict().items(), resumed.state_dict().values()):
+        assert torch.equal(a, b), name
+
+
+def test_command_line_runs_bias_dropout_and_the_predictor(data_dir, tmp_path, capsys):
+    import json
+
+    from lessons_lib import paths
+    from lessons_lib.cli import main
+
+    out = tmp_path / "results.json"
+    code = main(["experiment", "--data-dir", str(data_dir), "--out", str(out), "--variants", "none", "learned",
+                 "--seeds", "0", "--epochs", "1", "--d-model", "16", "--d-ff", "32", "--n-heads", "2",
+                 "--bias-dropout", "0.5", "--distance-predictor", "--parser", str(paths.PARSER_MODEL_DIR),
+                 "--cache-dir", str(tmp_path / "cache"), "--no-progress"])
+    assert code == 0
+    results = ExperimentResult.load(out)
+    learned = results.run("learned", 0)
+    assert results.config.syntax_model == {"bias_dropout": 0.5, "distance_predictor": True}
+    assert [i.buckets for i in learned.inference] == ["none", "predicted"] and learned.predictor is not None
+    assert "predicted trees" in capsys.readouterr().out
+    assert json.loads(out.read_text(encoding="utf-8"))["runs"][1]["predictor"]["parameters"] > 0

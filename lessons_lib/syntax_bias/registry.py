@@ -141,8 +141,8 @@ class SyntaxModelOptions:
 
     Attributes:
         bias_dropout: during training, leave out the whole syntax bias of a pair with this
-            probability, so that the model also learns to do without a tree (0 = never, the
-            plain model bit for bit; 1 = always, the baseline bit for bit).
+            probability, so that the model also learns to do without a tree (0 = never: the
+            plain model bit for bit; 1 = always: the baseline's forward pass bit for bit).
         distance_predictor: train a distance predictor next to the model, on the parser's
             buckets, so that at test time the buckets can come from it instead of a parser.
         predictor_weight: weight of the predictor's cross-entropy in the training loss.
