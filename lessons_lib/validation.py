@@ -9,13 +9,17 @@ from __future__ import annotations
 
 import math
 from dataclasses import fields
+from pathlib import Path
 from typing import Any, Iterable, TypeVar
 
-from lessons_lib.errors import CourseInputError
+from lessons_lib.errors import CourseInputError, file_errors
 
 T = TypeVar("T")
 
-__all__ = ["check_int", "check_number", "check_probability", "check_choice", "strict_from_dict"]
+__all__ = [
+    "check_int", "check_number", "check_probability", "check_choice", "strict_from_dict",
+    "check_output_dir", "check_input_dir",
+]
 
 
 def check_int(value: Any, name: str, *, minimum: int | None = 1, maximum: int | None = None) -> int:
@@ -74,3 +78,21 @@ def strict_from_dict(cls: type[T], data: dict[str, Any]) -> T:
     if unknown:
         raise CourseInputError(f"unknown {cls.__name__} fields: {unknown}")
     return cls(**data)
+
+
+def check_output_dir(path: Any, name: str) -> Path:
+    """``path`` as a folder that can be written to: created when missing; a file there is an error."""
+    path = Path(path)
+    if path.exists() and not path.is_dir():
+        raise CourseInputError(f"{name} {path} is a file, not a folder")
+    with file_errors(path, "create the folder"):
+        path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def check_input_dir(path: Any, name: str) -> Path:
+    """``path`` as an existing folder."""
+    path = Path(path)
+    if not path.is_dir():
+        raise CourseInputError(f"{name} {path} is not a folder" + ("" if path.exists() else " (it does not exist)"))
+    return path

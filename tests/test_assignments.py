@@ -1,4 +1,7 @@
-"""Student version, nbgrader course, grading: on the real lesson notebooks."""
+"""Student version, nbgrader course, grading: on the real lesson notebooks.
+
+The grader's defences against hostile submissions are tested in ``test_grading_isolation.py``.
+"""
 
 from __future__ import annotations
 
@@ -12,16 +15,16 @@ from nbformat.v4 import new_code_cell, new_notebook
 
 from lessons_lib.course.assignments import (
     build_nbgrader_course,
+    build_student_version,
     find_exercises,
-    grade_executed,
-    grade_notebook,
-    grade_submissions,
     make_student_notebook,
     solution_lines,
     strip_solutions,
 )
+from lessons_lib.course.grading import grade_submissions, graded_exercises, score_exercises
 from lessons_lib.errors import CourseInputError
 from lessons_lib.course.notebooks import KERNEL_NAME, kernel_environment
+from lessons_lib.exercises import PASS_MARK
 from lessons_lib.paths import NOTEBOOKS_DIR
 
 LESSONS = sorted(NOTEBOOKS_DIR.glob("[0-9][0-9]_*.ipynb"))
@@ -77,13 +80,52 @@ def test_no_solution_text_in_the_student_version(path):
             assert before.source == after.source
 
 
-def test_solution_notebooks_score_full_marks_from_their_verified_outputs():
+def test_solution_notebooks_check_cells_pass_in_their_verified_outputs():
     """The committed outputs are the ones nbval re-checks in this same test run."""
     for path in WITH_EXERCISES:
         nb = nbformat.read(path, as_version=4)
-        grade = grade_executed(nb, nb, path.name)
-        minimum = 1 if path.name.startswith("00_") else 2   # lesson 00 has one warm-up exercise
-        assert grade.total >= minimum and grade.score == grade.total, grade
+        for exercise in find_exercises(nb, path.name):
+            outputs = nb.cells[exercise.check_index].outputs
+            text = "".join(o.get("text", "") for o in outputs if o.get("output_type") == "stream")
+            assert PASS_MARK in text and not any(o.get("output_type") == "error" for o in outputs), (path.name, exercise)
+
+
+def _solution_functions(nb):
+    """The solution notebook's exercise functions, defined in order in one namespace (as the lesson does).
+
+    The namespace first gets every import of the notebook's code cells, since an exercise may
+    use a name an earlier cell imported (lesson 00 reads ``PREREQUISITES``).
+    """
+    import ast
+
+    namespace: dict = {}
+    for cell in nb.cells:
+        if cell.cell_type == "code":
+            tree = ast.parse(cell.source)
+            imports = [node for node in tree.body if isinstance(node, (ast.Import, ast.ImportFrom))]
+            exec(compile(ast.Module(body=imports, type_ignores=[]), "<imports>", "exec"), namespace)
+    for exercise in find_exercises(nb):
+        exec(nb.cells[exercise.cell_index].source, namespace)
+    return namespace
+
+
+@pytest.mark.parametrize("path", WITH_EXERCISES, ids=lambda p: p.name)
+def test_trusted_scoring_accepts_the_solutions_on_fresh_inputs_and_rejects_stubs(path):
+    nb = nbformat.read(path, as_version=4)
+    exercises = graded_exercises(nb, path.name)
+    assert [e.number for e in exercises] == list(range(1, len(exercises) + 1))
+    solutions = _solution_functions(nb)
+    for seed in (1, 2, 3, 1000):
+        results = score_exercises(exercises, solutions.__getitem__, seed)
+        assert all(r.passed for r in results), [r for r in results if not r.passed]
+
+    def not_done(*args, **kwargs):
+        raise NotImplementedError()
+
+    results = score_exercises(exercises, lambda name: not_done, seed=7)
+    assert not any(r.passed for r in results) and all(r.message.startswith("NotImplementedError") for r in results)
+    results = score_exercises(exercises, lambda name: (lambda *args, **kwargs: None), seed=7)
+    assert not any(r.passed for r in results)
 
 
 def _execute_allowing_errors(nb, cwd):
@@ -107,8 +149,6 @@ def test_student_version_stops_at_not_implemented_only_in_exercises(path):
         assert error["ename"] == "NotImplementedError", f"{path.name} cell {index}: {error['ename']}: {error['evalue']}"
     expected_cells = {e.check_index for e in exercises}
     assert set(errors) == expected_cells, f"{path.name}: errors in cells {sorted(errors)}, exercises' checks {sorted(expected_cells)}"
-    grade = grade_executed(student, solution, path.name)
-    assert grade.score == 0 and grade.total == len(exercises)
 
 
 def test_grader_executes_and_reports_per_student(tmp_path):
@@ -123,16 +163,19 @@ def test_grader_executes_and_reports_per_student(tmp_path):
     cell.source = "def scaled_scores(q, k):\n    return q @ k.transpose(-2, -1)"
     nbformat.write(student, submissions / "bob" / FAST_LESSON.name)
 
-    report = grade_submissions(submissions, tmp_path / "grades", NOTEBOOKS_DIR)
+    report = grade_submissions(submissions, tmp_path / "grades", NOTEBOOKS_DIR, seed=11)
+    students = report["students"]
     count = len(find_exercises(solution))
-    assert report["alice"]["score"] == report["alice"]["total"] == count
-    assert report["bob"]["score"] == 0 and report["bob"]["total"] == count
-    bob_checks = report["bob"]["notebooks"][FAST_LESSON.name]["checks"]
+    assert students["alice"]["score"] == students["alice"]["total"] == count
+    assert students["bob"]["score"] == 0 and students["bob"]["total"] == count
+    bob_checks = students["bob"]["notebooks"][FAST_LESSON.name]["checks"]
     assert "√d_k" in bob_checks[0]["message"] and bob_checks[1]["message"].startswith("NotImplementedError")
+    assert [c["function"] for c in bob_checks][:3] == ["scaled_scores", "safe_masked_softmax", "attend"]
     saved = json.loads((tmp_path / "grades" / "grades.json").read_text(encoding="utf-8"))
-    assert saved == report
+    assert saved == report and saved["seed"] == 11
     table = (tmp_path / "grades" / "grades.txt").read_text(encoding="utf-8")
     assert f"alice: {count}/{count}" in table and f"bob: 0/{count}" in table
+    assert table.startswith(f"isolation: {report['isolation']['name']} (")
 
 
 def test_grader_errors_on_an_empty_submission_folder(tmp_path):
@@ -140,22 +183,26 @@ def test_grader_errors_on_an_empty_submission_folder(tmp_path):
         grade_submissions(tmp_path, tmp_path / "out", NOTEBOOKS_DIR)
 
 
-def test_grade_notebook_on_a_solution(tmp_path):
-    target = tmp_path / FAST_LESSON.name
-    shutil.copy(FAST_LESSON, target)
-    grade = grade_notebook(target, NOTEBOOKS_DIR)
-    assert grade.score == grade.total == len(find_exercises(nbformat.read(FAST_LESSON, as_version=4)))
-    with pytest.raises(CourseInputError, match="no solution notebook named"):
-        grade_notebook(target, tmp_path / "nowhere")
-
-
-def test_an_edited_check_cell_fails():
+def test_a_check_cell_must_name_one_checker_and_one_function():
     solution = nbformat.read(FAST_LESSON, as_version=4)
-    tampered = nbformat.read(FAST_LESSON, as_version=4)
-    check = find_exercises(solution)[1].check_index
-    tampered.cells[check].source = "print('✅ 练习 01-2: 通过')"
-    grade = grade_executed(tampered, solution, FAST_LESSON.name)
-    assert grade.score == len(find_exercises(solution)) - 1 and "removed or edited" in grade.checks[1].message
+    exercise = find_exercises(solution)[0]
+    solution.cells[exercise.check_index].source = "check_scaled_scores(scaled_scores, other)"
+    with pytest.raises(CourseInputError, match="must call one check_"):
+        graded_exercises(solution, FAST_LESSON.name)
+
+
+def test_student_version_refuses_to_write_into_its_input(tmp_path):
+    lessons = tmp_path / "lessons"
+    lessons.mkdir()
+    shutil.copy(FAST_LESSON, lessons / FAST_LESSON.name)
+    before = (lessons / FAST_LESSON.name).read_bytes()
+    for inputs in ([lessons], [lessons / FAST_LESSON.name]):
+        for out in (lessons, lessons / "student", lessons / "a" / "b"):
+            with pytest.raises(CourseInputError, match="input folder"):
+                build_student_version(inputs, out)
+    assert (lessons / FAST_LESSON.name).read_bytes() == before and not (lessons / "student").exists()
+    written = build_student_version([lessons / FAST_LESSON.name], tmp_path / "student")
+    assert written == [tmp_path / "student" / FAST_LESSON.name] and written[0].read_bytes() != before
 
 
 def test_nbgrader_generate_assignment_releases_without_solutions(tmp_path):

@@ -37,3 +37,20 @@ def test_each_checker_is_used_by_a_lesson():
     notebooks = "\n".join(p.read_text(encoding="utf-8") for p in (TESTS.parent / "notebooks").glob("*.ipynb"))
     unused = [q for q in _checkers() if q.split(".")[1] not in notebooks]
     assert not unused, f"checkers no lesson calls: {unused}"
+
+
+def test_every_checker_takes_a_seed_and_is_found_by_name():
+    from lessons_lib.errors import CourseInputError
+
+    for qualified in _checkers():
+        module, name = qualified.split(".")
+        checker = exercises.checker_by_name(name)
+        assert checker.__module__ == f"lessons_lib.exercises.{module}"
+        seed = inspect.signature(checker).parameters.get("seed")
+        assert seed is not None and seed.kind is inspect.Parameter.KEYWORD_ONLY and seed.default is None, qualified
+    for wrong in ("check_nothing", "passed"):
+        try:
+            exercises.checker_by_name(wrong)
+        except CourseInputError:
+            continue
+        raise AssertionError(f"{wrong} was found")

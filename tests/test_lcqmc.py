@@ -160,3 +160,42 @@ def test_source_errors(tmp_path: Path) -> None:
     path = write(tmp_path, "问题一\n".encode(), "groups.txt")
     with pytest.raises(CourseInputError, match="before the first"):
         read_question_groups(path)
+
+
+def test_two_candidate_files_for_one_split_are_an_error(tmp_path: Path) -> None:
+    write(tmp_path, "甲\t乙\t1\n".encode(), "train.tsv")
+    write(tmp_path, "甲\t乙\t1\n".encode(), "train.txt")
+    with pytest.raises(CourseInputError, match=r"holds 2 train files \(train.tsv, train.txt\)"):
+        find_split_file(tmp_path, "train")
+
+
+def test_an_empty_split_is_an_error_naming_the_file(tmp_path: Path) -> None:
+    for split in ("train", "dev"):
+        write(tmp_path, "甲\t乙\t1\n".encode(), f"{split}.tsv")
+    write(tmp_path, b"", "test.tsv")
+    with pytest.raises(CourseInputError, match=r"test.tsv: the test split holds no pairs$"):
+        load_lcqmc(tmp_path)
+    write(tmp_path, "坏的一行\n".encode(), "test.tsv")
+    with pytest.raises(CourseInputError, match=r"holds no pairs \(1 malformed lines skipped\)"):
+        load_lcqmc(tmp_path, lenient=True)
+
+
+def test_fingerprints_follow_the_pairs_not_the_file(tmp_path: Path) -> None:
+    from lessons_lib.pairs.data import PairExample, examples_fingerprint
+
+    a = read_lcqmc_file(write(tmp_path, "甲\t乙\t1\n丙\t丁\t0\n".encode(), "a.tsv"))
+    b = read_lcqmc_file(write(tmp_path, "text_a\ttext_b\tlabel\r\n甲\t乙\t1\r\n丙\t丁\t0\r\n".encode(), "b.tsv"))
+    assert a.fingerprint() == b.fingerprint() == examples_fingerprint([PairExample("甲", "乙", 1), PairExample("丙", "丁", 0)])
+    assert examples_fingerprint(a.examples[:1]) != a.fingerprint()
+    assert examples_fingerprint([PairExample("甲", "乙", 0), PairExample("丙", "丁", 0)]) != a.fingerprint()
+
+
+def test_skipped_lines_are_written_with_file_line_and_reason(tmp_path: Path) -> None:
+    from lessons_lib.pairs.data import write_skipped_lines
+
+    split = read_lcqmc_file(write(tmp_path, "甲\t乙\t1\n坏\t行\t\\x\t9\n".encode()), lenient=True, name="train")
+    count = write_skipped_lines([split], tmp_path / "skipped.tsv")
+    rows = (tmp_path / "skipped.tsv").read_text(encoding="utf-8").splitlines()
+    assert count == 1 and rows[0] == "file\tline\treason\ttext"
+    assert rows[1].split("\t") == [str(tmp_path / "train.tsv"), "2", "expected 3 tab-separated columns (text_a, text_b, "
+                                   "label), found 4", "坏\\t行\\t\\\\x\\t9"]

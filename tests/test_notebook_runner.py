@@ -13,12 +13,16 @@ from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
 from lessons_lib.cli import main
 from lessons_lib.course.notebooks import (
+    check_parameters,
     execute_notebook,
+    notebook_parameters,
     notebook_paths,
     parse_parameters,
+    read_notebook,
     recorded_fingerprint,
     source_fingerprint,
 )
+from lessons_lib.errors import CourseInputError
 from lessons_lib.paths import REPO_ROOT
 
 
@@ -48,7 +52,7 @@ def test_parameters_are_injected_into_a_copy(tmp_path):
     out = tmp_path / "out" / "tiny.ipynb"
     execute_notebook(path, out, parameters={"n": 5})
     assert nbformat.read(out, as_version=4).cells[-1].outputs[0]["text"] == "10\n"
-    with pytest.raises(ValueError, match="another file"):
+    with pytest.raises(CourseInputError, match="another file"):
         execute_notebook(path, parameters={"n": 5})
 
 
@@ -63,15 +67,50 @@ def test_edit_changes_fingerprint(tmp_path):
 def test_parse_parameters():
     assert parse_parameters(["epochs=3", "lr=5e-5", "data_dir=/x/y", "flag=true"]) == {
         "epochs": 3, "lr": 5e-5, "data_dir": "/x/y", "flag": True}
-    with pytest.raises(ValueError, match="NAME=VALUE"):
+    with pytest.raises(CourseInputError, match="NAME=VALUE"):
         parse_parameters(["epochs"])
+    with pytest.raises(CourseInputError, match="did you mean data_dir"):
+        parse_parameters(["data-dir=/x"])
+
+
+def test_parameters_must_be_those_of_the_parameters_cell(tmp_path):
+    path = _tiny_notebook(tmp_path / "tiny.ipynb")
+    nb = read_notebook(path)
+    assert notebook_parameters(nb) == ["n"]
+    check_parameters(nb, {"n": 4}, "tiny.ipynb")
+    with pytest.raises(CourseInputError, match="tiny.ipynb has no parameter 'm'"):
+        check_parameters(nb, {"m": 4}, "tiny.ipynb")
+    with pytest.raises(CourseInputError, match="did you mean n"):
+        execute_notebook(path, tmp_path / "out.ipynb", parameters={"nn": 4})
+    nb.cells[1].metadata["tags"] = []
+    with pytest.raises(CourseInputError, match="no cell tagged 'parameters'"):
+        check_parameters(nb, {"n": 4}, "tiny.ipynb")
+    assert not (tmp_path / "out.ipynb").exists()
 
 
 def test_notebook_paths_errors(tmp_path):
-    with pytest.raises(FileNotFoundError, match="not a notebook"):
+    with pytest.raises(CourseInputError, match="not a notebook"):
         notebook_paths([str(tmp_path / "missing.ipynb")], tmp_path)
-    with pytest.raises(FileNotFoundError, match="notebook not found"):
+    with pytest.raises(CourseInputError, match="no notebooks"):
+        notebook_paths([str(tmp_path)], tmp_path)
+    with pytest.raises(CourseInputError, match="notebook not found"):
         execute_notebook(tmp_path / "missing.ipynb")
+
+
+@pytest.mark.parametrize("content, message", [
+    (b"{not json", "not UTF-8 JSON"),
+    (b"\xff\xfe{}", "not UTF-8 JSON"),
+    (b"[]", "no nbformat version"),
+    (b'{"nbformat": 4, "nbformat_minor": 5, "cells": 5, "metadata": {}}', "not a valid Jupyter notebook"),
+    (b'{"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": [{"cell_type": "code", "source": 3, '
+     b'"metadata": {}, "outputs": [], "execution_count": null}]}', "not a valid Jupyter notebook"),
+])
+def test_read_notebook_names_the_file_of_anything_that_is_not_a_notebook(tmp_path, content, message):
+    path = tmp_path / "broken.ipynb"
+    path.write_bytes(content)
+    with pytest.raises(CourseInputError, match=message) as caught:
+        read_notebook(path)
+    assert str(path) in str(caught.value)
 
 
 def test_cli_execute_reports_times(tmp_path, capsys):

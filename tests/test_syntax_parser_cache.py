@@ -145,3 +145,16 @@ def test_parse_words_uses_the_given_segmentation(nlp):
     validate_heads(parse.heads)
     with pytest.raises(CourseInputError, match="words"):
         parse_words(nlp, ["好", ""])
+
+
+def test_a_stored_parse_is_checked_when_read():
+    from lessons_lib.syntax.parser import Parse
+
+    good = {"text": "怎么 学", "words": ["怎么", "学"], "heads": [1, -1], "deprels": ["advmod", "root"]}
+    assert Parse.from_json(good).words == ("怎么", "学")
+    for broken, message in (({**good, "words": ["怎么", "学习"]}, "do not spell the text"),
+                            ({**good, "heads": [1, 0]}, "exactly one root"),
+                            ({**good, "deprels": ["root"]}, "2 words, 2 heads and 1 relations"),
+                            ({"text": "学"}, "not a stored parse")):
+        with pytest.raises(CourseInputError, match=message):
+            Parse.from_json(broken, where="cache entry")

@@ -44,10 +44,10 @@ def test_commands_are_registered():
 
 
 def test_train_parser_reports_a_missing_ud_folder(tmp_path, capsys):
-    parser = build_parser()
-    args = parser.parse_args(["train-parser", "--ud-dir", str(tmp_path / "nope")])
-    assert args.handler(args) == 2
-    assert "UD folder not found" in capsys.readouterr().err
+    from lessons_lib.cli import main
+
+    assert main(["train-parser", "--ud-dir", str(tmp_path / "nope")]) == 2
+    assert "error: UD folder not found" in capsys.readouterr().err
 
 
 def test_gold_docs_keep_words_heads_and_relations():
@@ -64,7 +64,7 @@ def test_gold_docs_keep_words_heads_and_relations():
 def test_ud_files_are_valid_treebanks():
     ud = read_ud(DEFAULT_UD_DIR, (*UD_TRAIN_FILES, UD_EVAL_FILE))
     assert all(len(sentences) > 400 for sentences in ud.values())
-    with pytest.raises(FileNotFoundError, match="--ud-dir"):
+    with pytest.raises(CourseInputError, match="--ud-dir"):
         read_ud(DEFAULT_UD_DIR, ["zh_missing.conllu"])
 
 

@@ -126,9 +126,13 @@ def test_repeated_sent_id_is_an_error(tmp_path):
         read_conllu(_write(tmp_path, GOOD + GOOD.rstrip("\n")))
 
 
-def test_missing_file():
-    with pytest.raises(FileNotFoundError):
+def test_missing_or_undecodable_file(tmp_path):
+    with pytest.raises(CourseInputError, match="no/such/file.conllu"):
         read_conllu("no/such/file.conllu")
+    path = tmp_path / "latin1.conllu"
+    path.write_bytes(GOOD.encode("utf-8") + "\n# text = caf\xe9\n".encode("latin-1"))
+    with pytest.raises(CourseInputError, match=r"latin1.conllu:\d+: not UTF-8"):
+        read_conllu(path)
 
 
 def test_write_then_read_round_trip(tmp_path):

@@ -109,12 +109,47 @@ def test_resume_gives_the_same_result_as_an_uninterrupted_run(tmp_path: Path) ->
 def test_resume_refuses_other_options_or_vocabulary(tmp_path: Path) -> None:
     train_pair_classifier(tiny_model(), TRAIN, DEV, VOCAB, replace(CONFIG, epochs=1), out_dir=tmp_path,
                           progress=False, log=None)
-    with pytest.raises(CourseInputError, match="other training options"):
+    before = (tmp_path / "checkpoint.pt").read_bytes()
+    with pytest.raises(CourseInputError, match=r"another run \(train_config.lr: 0.001 in the checkpoint, 0.5 now\)"):
         train_pair_classifier(tiny_model(), TRAIN, DEV, VOCAB, replace(CONFIG, epochs=1, lr=0.5), out_dir=tmp_path,
                               progress=False, log=None)
-    other_vocab = Vocabulary.build(["别的字"])
+    other_vocab = Vocabulary.build(["别的字", *QUESTIONS])
+    with pytest.raises(CourseInputError, match=r"vocabulary: '[0-9a-f]{16}' in the checkpoint"):
+        train_pair_classifier(tiny_model(), TRAIN, DEV, other_vocab, replace(CONFIG, epochs=1), out_dir=tmp_path,
+                              progress=False, log=None)
+    with pytest.raises(CourseInputError, match="data.dev: "):
+        train_pair_classifier(tiny_model(), TRAIN, DEV[:4], VOCAB, replace(CONFIG, epochs=1), out_dir=tmp_path,
+                              progress=False, log=None)
+    with pytest.raises(CourseInputError, match="parameters: "):  # another architecture, even without a model config
+        bigger = PairClassifier(PairClassifierConfig.from_options(len(VOCAB), d_model=32, n_heads=2, d_ff=32,
+                                                                  match_flags=True))
+        train_pair_classifier(bigger, TRAIN, DEV, VOCAB, replace(CONFIG, epochs=1), out_dir=tmp_path,
+                              progress=False, log=None)
+    assert (tmp_path / "checkpoint.pt").read_bytes() == before  # a refused resume changes nothing
     with pytest.raises(CourseInputError, match="vocabulary mismatch"):
-        load_checkpoint(tmp_path / "checkpoint.pt", other_vocab)
+        load_checkpoint(tmp_path / "checkpoint.pt", Vocabulary.build(["别的字"]))
+
+
+def test_a_loss_that_is_not_finite_stops_training_naming_epoch_and_step(tmp_path: Path) -> None:
+    with pytest.raises(CourseInputError, match=r"training diverged: the loss is (nan|inf) at epoch 1, step \d+ of 4"):
+        train_pair_classifier(tiny_model(), TRAIN, DEV, VOCAB, replace(CONFIG, lr=1e30, warmup_ratio=0.0, clip_norm=0.0),
+                              out_dir=tmp_path, progress=False, log=None)
+    assert not (tmp_path / "checkpoint.pt").exists()  # nothing of the diverged epoch is kept
+
+
+def test_starting_afresh_removes_the_previous_runs_files(tmp_path: Path) -> None:
+    from lessons_lib.pairs.runs import PREDICTIONS_NAME
+
+    train_pair_classifier(tiny_model(), TRAIN, DEV, VOCAB, replace(CONFIG, epochs=1), out_dir=tmp_path,
+                          progress=False, log=None)
+    (tmp_path / PREDICTIONS_NAME).write_text("{}", encoding="utf-8")
+    (tmp_path / "notes.txt").write_text("mine", encoding="utf-8")
+    messages: list[str] = []
+    train_pair_classifier(tiny_model(), TRAIN, DEV, VOCAB, replace(CONFIG, epochs=1), out_dir=tmp_path, resume=False,
+                          progress=False, stop_after_epoch=0, log=messages.append)
+    assert "starting afresh: removed checkpoint.pt, metrics.json, vocab.json, predictions.json" in messages[0]
+    assert not (tmp_path / "checkpoint.pt").exists() and not (tmp_path / PREDICTIONS_NAME).exists()
+    assert (tmp_path / "notes.txt").read_text(encoding="utf-8") == "mine"  # not a run file: left alone
 
 
 def test_a_finished_run_reloads_and_predicts_the_same(tmp_path: Path) -> None:
@@ -270,3 +305,38 @@ def test_command_line_reports_bad_lines_and_lenient_mode_skips_them(tmp_path: Pa
     assert main(["train", "--out", str(tmp_path / "lenient"), "--lenient", *tiny]) == 0
     out = capsys.readouterr().out
     assert "data: argument" in out and "skipped lines: 1 (lines 13)" in out
+
+
+def test_identity_differences_name_every_field() -> None:
+    from lessons_lib.pairs.runs import identity_differences
+
+    saved = {"a": 1, "model": {"d": 16, "h": 2}, "gone": True}
+    current = {"a": 1, "model": {"d": 32, "h": 2}, "new": [1]}
+    assert identity_differences(saved, current) == [
+        "gone: True in the checkpoint, missing now",
+        "model.d: 16 in the checkpoint, 32 now",
+        "new: missing in the checkpoint, [1] now",
+    ]
+    assert identity_differences(saved, saved) == []
+
+
+def test_predictions_round_trip_and_malformed_files_are_named(tmp_path: Path) -> None:
+    from lessons_lib.pairs.runs import load_predictions, save_predictions
+
+    path = save_predictions(tmp_path / "predictions.json", {"test": ([1, 0], [1, 1], "f" * 16)})
+    assert load_predictions(path, "test") == {"predictions": [1, 0], "labels": [1, 1], "fingerprint": "f" * 16}
+    with pytest.raises(CourseInputError, match="holds no dev predictions"):
+        load_predictions(path, "dev")
+    with pytest.raises(CourseInputError, match="2 predictions for 1 labels"):
+        save_predictions(tmp_path / "x.json", {"dev": ([1, 0], [1], "f" * 16)})
+    path.write_text('{"format": "lessons-predictions/1", "test": {"predictions": [true], "labels": [1], '
+                    '"fingerprint": "x"}}', encoding="utf-8")
+    with pytest.raises(CourseInputError, match="its test entry is malformed"):
+        load_predictions(path, "test")
+
+
+def test_weights_of_another_shape_are_an_error_naming_the_file(tmp_path: Path) -> None:
+    from lessons_lib.pairs.runs import load_weights
+
+    with pytest.raises(CourseInputError, match="run/checkpoint.pt: its weights do not fit this model"):
+        load_weights(tiny_model(), {"classifier.weight": torch.zeros(1)}, tmp_path / "run" / "checkpoint.pt")

@@ -134,3 +134,11 @@ def test_make_batches_order_swaps_and_extras(vocab: Vocabulary) -> None:
     assert with_extra.extras["n"].tolist() == [7, 7, 7]
     with pytest.raises(CourseInputError, match="batch_size"):
         next(make_batches(examples, vocab, 0))
+
+
+def test_a_vocabulary_file_that_is_not_one_is_named(tmp_path: Path) -> None:
+    for content in (b"\xff\xfe", b'{"format": "lessons-char-vocab/1", "tokens": [1, 2]}', b"[]"):
+        path = tmp_path / "vocab.json"
+        path.write_bytes(content)
+        with pytest.raises(CourseInputError, match="vocab.json"):
+            Vocabulary.load(path)

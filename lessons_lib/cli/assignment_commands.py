@@ -1,23 +1,46 @@
-"""``lessons student``, ``lessons grade`` and ``lessons nbgrader-course``: exercises as assignments."""
+"""``lessons student``, ``lessons grade`` and ``lessons nbgrader-course``: exercises as assignments.
+
+``lessons grade`` runs every submitted notebook in a sandbox of its own (bubblewrap where it
+works; ``--isolation`` names a level) and scores it on the grader's side; see
+:mod:`lessons_lib.course.grading` for what that means and :mod:`lessons_lib.course.sandbox`
+for what each isolation level gives.
+"""
 
 from __future__ import annotations
 
 import argparse
 from pathlib import Path
 
+from lessons_lib.course.sandbox import ISOLATIONS, Limits
+
+_DEFAULTS = Limits()
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser("student", help="build the student version of notebooks (solutions removed, outputs cleared)")
     p.add_argument("paths", nargs="*", help="notebooks or folders (default: the course's notebooks/)")
-    p.add_argument("--out", type=Path, default=Path("student"), help="output folder (default: student/)")
+    p.add_argument("--out", type=Path, default=Path("student"),
+                   help="output folder (default: student/); never a folder the notebooks are read from")
     p.set_defaults(handler=run_student)
 
-    p = subparsers.add_parser("grade", help="execute completed student notebooks and write a score report")
+    p = subparsers.add_parser("grade", help="execute completed student notebooks in a sandbox and write a score report")
     p.add_argument("submissions", type=Path, help="folder with one sub-folder of notebooks per student")
     p.add_argument("--out", type=Path, default=Path("grades"), help="where grades.json and grades.txt go")
     p.add_argument("--reference", type=Path, default=None,
                    help="folder of the solution notebooks (default: the course's notebooks/)")
-    p.add_argument("--timeout", type=int, default=900, help="seconds allowed per cell")
+    p.add_argument("--timeout", type=int, default=int(_DEFAULTS.cell_seconds),
+                   help=f"seconds allowed per cell (default {_DEFAULTS.cell_seconds:g})")
+    p.add_argument("--notebook-timeout", type=int, default=int(_DEFAULTS.notebook_seconds),
+                   help=f"seconds allowed per notebook, execution and grading together (default {_DEFAULTS.notebook_seconds:g})")
+    p.add_argument("--memory-mb", type=int, default=_DEFAULTS.memory_mb,
+                   help=f"address space per process of a submission, MiB (default {_DEFAULTS.memory_mb})")
+    p.add_argument("--disk-mb", type=int, default=_DEFAULTS.disk_mb,
+                   help=f"a submission's private disk (bubblewrap) and largest file, MiB (default {_DEFAULTS.disk_mb})")
+    p.add_argument("--isolation", choices=("auto", *ISOLATIONS), default="auto",
+                   help="auto (default): bubblewrap where it works, else Linux namespaces, else a plain process; "
+                        "a level named here is required (an error where it does not work)")
+    p.add_argument("--seed", type=int, default=None,
+                   help="seed of the grader's check inputs (default: a fresh one, written in the report)")
     p.set_defaults(handler=run_grade)
 
     p = subparsers.add_parser("nbgrader-course", help="lay the notebooks out as an nbgrader course directory")
@@ -33,27 +56,46 @@ def _paths(args: argparse.Namespace) -> list[Path]:
     return notebook_paths(args.paths, NOTEBOOKS_DIR)
 
 
+def _check_out(args: argparse.Namespace) -> None:
+    from lessons_lib.errors import CourseInputError
+
+    if args.out.exists() and not args.out.is_dir():
+        raise CourseInputError(f"--out {args.out} is a file, not a folder")
+
+
 def run_student(args: argparse.Namespace) -> int:
     from lessons_lib.course.assignments import build_student_version
 
+    _check_out(args)
     for path in build_student_version(_paths(args), args.out):
         print(f"wrote {path}")
     return 0
 
 
 def run_grade(args: argparse.Namespace) -> int:
-    from lessons_lib.course.assignments import format_grades, grade_submissions
+    from lessons_lib.course.grading import GRADES_JSON, GRADES_TXT, format_grades, grade_submissions
     from lessons_lib.paths import NOTEBOOKS_DIR
+    from lessons_lib.validation import check_int
 
-    report = grade_submissions(args.submissions, args.out, args.reference or NOTEBOOKS_DIR, timeout=args.timeout)
+    limits = Limits(notebook_seconds=check_int(args.notebook_timeout, "--notebook-timeout"),
+                    cell_seconds=check_int(args.timeout, "--timeout"),
+                    call_seconds=min(_DEFAULTS.call_seconds, args.timeout),
+                    memory_mb=check_int(args.memory_mb, "--memory-mb", minimum=256),
+                    disk_mb=check_int(args.disk_mb, "--disk-mb", minimum=16))
+    if args.seed is not None:
+        check_int(args.seed, "--seed", minimum=0)
+    _check_out(args)
+    report = grade_submissions(args.submissions, args.out, args.reference or NOTEBOOKS_DIR, limits=limits,
+                               isolation=args.isolation, seed=args.seed, log=print)
     print(format_grades(report), end="")
-    print(f"report written to {args.out / 'grades.json'} and {args.out / 'grades.txt'}")
+    print(f"report written to {args.out / GRADES_JSON} and {args.out / GRADES_TXT}")
     return 0
 
 
 def run_nbgrader_course(args: argparse.Namespace) -> int:
     from lessons_lib.course.assignments import build_nbgrader_course
 
+    _check_out(args)
     names = build_nbgrader_course(_paths(args), args.out)
     print(f"course directory {args.out}: assignments {', '.join(names)}")
     print(f"next: cd {args.out} && nbgrader generate_assignment ASSIGNMENT")

@@ -17,7 +17,7 @@ import argparse
 from pathlib import Path
 
 from lessons_lib.cli.options import (add_bias_arguments, add_preset_arguments, add_syntax_model_arguments,
-                                     bias_overrides, preset_overrides, syntax_model_overrides)
+                                     bias_overrides, flag_names, preset_overrides, syntax_model_overrides)
 from lessons_lib.syntax_bias.registry import VARIANTS
 
 # The command's default depth: one block cannot use the bias (see ExperimentConfig).
@@ -76,12 +76,13 @@ def config_from_args(args: argparse.Namespace):
     model = {"n_layers": DEFAULT_LAYERS, **{k: v for k, v in overrides.items() if k in MODEL_OPTIONS}}
     train = {k: v for k, v in overrides.items() if k not in MODEL_OPTIONS}
     preset = args.preset or (CONTROLS[args.control] if args.control else DEFAULT_PRESET)
-    return ExperimentConfig(
-        variants=list(args.variants), seeds=list(args.seeds), preset=preset, model=model, train=train,
-        train_fraction=args.train_fraction, subset_seed=args.subset_seed, parser_noise=args.parser_noise,
-        noise_seed=args.noise_seed, max_distance=args.max_distance, log_buckets=args.log_buckets,
-        bias_options=bias_overrides(args), syntax_model=syntax_model_overrides(args),
-    )
+    with flag_names(vars(args)):
+        return ExperimentConfig(
+            variants=list(args.variants), seeds=list(args.seeds), preset=preset, model=model, train=train,
+            train_fraction=args.train_fraction, subset_seed=args.subset_seed, parser_noise=args.parser_noise,
+            noise_seed=args.noise_seed, max_distance=args.max_distance, log_buckets=args.log_buckets,
+            bias_options=bias_overrides(args), syntax_model=syntax_model_overrides(args),
+        )
 
 
 def run_experiment_command(args: argparse.Namespace) -> int:
@@ -89,16 +90,20 @@ def run_experiment_command(args: argparse.Namespace) -> int:
 
     from lessons_lib.errors import CourseInputError
     from lessons_lib.syntax_bias.experiment import run_experiment
+    from lessons_lib.validation import check_int
 
     config = config_from_args(args)
     if args.threads is not None:
-        if args.threads < 1:
-            raise CourseInputError(f"--threads must be ≥ 1, got {args.threads}")
-        torch.set_num_threads(args.threads)
+        torch.set_num_threads(check_int(args.threads, "--threads"))
     if args.device == "cuda" and not torch.cuda.is_available():
         raise CourseInputError("--device cuda was asked for but torch sees no CUDA device")
-    data, parses = _data_and_parses(args, config)
+    if args.out.is_dir():
+        raise CourseInputError(f"--out {args.out} is a folder; give the JSON file to write")
     work_dir = args.work_dir or args.out.with_name(args.out.stem + "_runs")
+    for flag, folder in (("--work-dir", work_dir), ("--cache-dir", args.cache_dir)):
+        if folder is not None and folder.exists() and not folder.is_dir():
+            raise CourseInputError(f"{flag} {folder} is a file, not a folder")
+    data, parses = _data_and_parses(args, config)
     results = run_experiment(data, parses, config, device=args.device, work_dir=work_dir,
                              progress=not args.no_progress)
     results.save(args.out)

@@ -5,29 +5,35 @@ real data (a folder with train/dev/test files); without ``--data-dir`` it uses `
 or the course's sample and says which. The run writes ``metrics.json`` (per epoch: dev and
 test accuracy/F1/confusion, loss, time, pairs per second), ``vocab.json``, ``checkpoint.pt``
 (every epoch) and ``predictions.json``; started again with the same ``--out``, it resumes
-from the checkpoint.
+from the checkpoint, but only a run of the same identity (data, limits, options,
+vocabulary): anything else is refused naming the field that differs. ``lessons compare``
+compares two runs only when their predictions were made on the same pairs.
 """
 
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
-from lessons_lib.cli.options import add_preset_arguments, preset_overrides
+from lessons_lib.cli.options import add_preset_arguments, flag_names, preset_overrides
+from lessons_lib.errors import CourseInputError
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser("build-sample", help="rebuild data/lcqmc_sample from its question groups")
     p.add_argument("--source", default=None, help="question-group file (default: the shipped source)")
     p.add_argument("--out-dir", default=None, help="output folder (default: data/lcqmc_sample)")
-    p.add_argument("--seed", type=int, default=20240601)
+    p.add_argument("--seed", type=int, default=20240601, help="seed of the split and the pairing (default 20240601)")
     p.set_defaults(handler=run_build_sample)
 
     p = subparsers.add_parser("train", help="train and evaluate a pair classifier on LCQMC-format data")
     p.add_argument("--data-dir", default=None, help="folder with train/dev/test files (default: $LCQMC_DIR, else the sample)")
     p.add_argument("--out", required=True, help="output folder (checkpoint, metrics.json, vocab.json)")
     p.add_argument("--device", default="cpu", help="cpu (default) or cuda")
-    p.add_argument("--lenient", action="store_true", help="skip malformed lines (they are listed) instead of stopping")
-    p.add_argument("--no-resume", action="store_true", help="start afresh even if --out holds a checkpoint")
+    p.add_argument("--lenient", action="store_true",
+                   help="skip malformed lines instead of stopping; each is listed, with its reason, in --out/skipped_lines.tsv")
+    p.add_argument("--no-resume", action="store_true",
+                   help="start afresh even if --out holds a checkpoint (the previous run's files there are removed)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's choice)")
     p.add_argument("--limit-train", type=int, default=None, help="use only the first N training pairs (smoke tests)")
@@ -43,43 +49,73 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run_build_sample(args: argparse.Namespace) -> int:
     from lessons_lib.pairs.sample import LCQMC_SAMPLE_DIR, SOURCE_FILE, build_sample
+    from lessons_lib.validation import check_int, check_output_dir
 
-    stats = build_sample(args.source or SOURCE_FILE, args.out_dir or LCQMC_SAMPLE_DIR, seed=args.seed)
+    check_int(args.seed, "--seed", minimum=0)
+    source = Path(args.source) if args.source else SOURCE_FILE
+    if not source.is_file():
+        raise CourseInputError(f"--source {source} is not a file")
+    out_dir = check_output_dir(args.out_dir or LCQMC_SAMPLE_DIR, "--out-dir")
+    stats = build_sample(source, out_dir, seed=args.seed)
     print(stats.report())
     return 0
 
 
-def run_train(args: argparse.Namespace) -> int:
-    from pathlib import Path
-
+def _check_train_options(args: argparse.Namespace):
+    """Every option of ``lessons train``, checked before any data is read: ``(device, limit)``."""
     import torch
 
+    from lessons_lib.pairs.config import resolve_configs
+    from lessons_lib.pairs.trainer import resolve_device
+    from lessons_lib.validation import check_int
+
+    threads = None if args.threads is None else check_int(args.threads, "--threads")
+    limit = None if args.limit_train is None else check_int(args.limit_train, "--limit-train")
+    device = resolve_device(args.device)
+    with flag_names():
+        resolve_configs(args.preset, preset_overrides(args), vocab_size=_VOCAB_SIZE_FOR_CHECKS)
+    if Path(args.out).exists() and not Path(args.out).is_dir():
+        raise CourseInputError(f"--out {args.out} is a file, not a folder")
+    if threads is not None:
+        torch.set_num_threads(threads)
+    return device, limit
+
+
+# Any size does to check the options before the data is read (the vocabulary sets the real one).
+_VOCAB_SIZE_FOR_CHECKS = 1_000_000
+
+
+def run_train(args: argparse.Namespace) -> int:
     from lessons_lib.course.reproducibility import set_seed
     from lessons_lib.pairs.classifier import PairClassifier
     from lessons_lib.pairs.config import resolve_configs
     from lessons_lib.pairs.data import load_lcqmc
     from lessons_lib.pairs.runs import CHECKPOINT_NAME
     from lessons_lib.pairs.trainer import train_pair_classifier
+    from lessons_lib.pairs.vocab import Vocabulary
+    from lessons_lib.validation import check_output_dir
 
-    if args.threads is not None:
-        torch.set_num_threads(args.threads)
+    device, limit = _check_train_options(args)
     data = load_lcqmc(args.data_dir, lenient=args.lenient)
+    out = check_output_dir(args.out, "--out")
     print(f"data: {data.source.origin} -> {data.source.path}" + (" (the course's sample, not LCQMC)" if data.source.is_sample else ""))
     print(data.summary())
-    train_examples = data.train.examples[: args.limit_train] if args.limit_train else data.train.examples
-    out = Path(args.out)
-    vocab = _vocabulary(out, train_examples, resume=not args.no_resume)
-    model_config, train_config = resolve_configs(args.preset, preset_overrides(args), len(vocab))
+    train_examples = data.train.examples[:limit] if limit else data.train.examples
+    vocab = Vocabulary.build(t for ex in train_examples for t in (ex.text_a, ex.text_b))
+    with flag_names():
+        model_config, train_config = resolve_configs(args.preset, preset_overrides(args), len(vocab))
     print(f"preset {args.preset}: model {model_config.to_dict()}")
     print(f"training {train_config.to_dict()}")
     set_seed(train_config.seed)
     model = PairClassifier(model_config)
     print(f"parameters: {sum(p.numel() for p in model.parameters()):,}, vocabulary: {len(vocab)} tokens")
+    identity = {"limit_train": limit, "lenient": args.lenient}  # the trainer adds the pairs' fingerprints
     try:
         result = train_pair_classifier(
             model, train_examples, data.dev.examples, vocab, train_config, test_examples=data.test.examples,
-            out_dir=out, resume=not args.no_resume, device=args.device, progress=not args.no_progress,
-            model_config=model_config.to_dict(),
+            out_dir=out, resume=not args.no_resume, device=device, progress=not args.no_progress,
+            model_config=model_config.to_dict(), run_identity=identity,
+            on_start=lambda: _record_skipped_lines(out, data, args.lenient),
         )
     except KeyboardInterrupt:
         print(f"interrupted; run the same command again to resume from {out / CHECKPOINT_NAME}")
@@ -92,30 +128,29 @@ def run_train(args: argparse.Namespace) -> int:
     return 0
 
 
-def _vocabulary(out, train_examples, resume: bool):
-    """The vocabulary of a resumed run (checked against its checkpoint), else one built from the training pairs."""
-    from lessons_lib.pairs.runs import CHECKPOINT_NAME, VOCAB_NAME, load_checkpoint
-    from lessons_lib.pairs.vocab import Vocabulary
+def _record_skipped_lines(out: Path, data, lenient: bool) -> None:
+    """With ``--lenient``, every skipped line goes to ``out/skipped_lines.tsv``; without, no stale list stays."""
+    from lessons_lib.pairs.data import write_skipped_lines
+    from lessons_lib.pairs.runs import SKIPPED_LINES_NAME, clear_run_folder
 
-    if resume and (out / CHECKPOINT_NAME).is_file():
-        vocab = Vocabulary.load(out / VOCAB_NAME)
-        load_checkpoint(out / CHECKPOINT_NAME, vocab)
-        return vocab
-    return Vocabulary.build(t for ex in train_examples for t in (ex.text_a, ex.text_b))
+    if not lenient:
+        clear_run_folder(out, [SKIPPED_LINES_NAME])
+        return
+    path = out / SKIPPED_LINES_NAME
+    count = write_skipped_lines([data.train, data.dev, data.test], path)
+    print(f"skipped {count} malformed line{'' if count == 1 else 's'}; each is listed (file, line, reason) in {path}")
 
 
-def _write_predictions(out, result, data) -> None:
-    import json
+def _write_predictions(out: Path, result, data) -> None:
+    from lessons_lib.pairs.runs import PREDICTIONS_NAME, save_predictions
 
-    from lessons_lib.pairs.runs import PREDICTIONS_NAME
-
-    saved = {"dev": {"predictions": result.dev.predictions, "labels": [ex.label for ex in data.dev.examples]}}
+    splits = {"dev": (result.dev.predictions, [ex.label for ex in data.dev.examples], data.dev.fingerprint())}
     if result.test is not None:
-        saved["test"] = {"predictions": result.test.predictions, "labels": [ex.label for ex in data.test.examples]}
-    (out / PREDICTIONS_NAME).write_text(json.dumps(saved) + "\n", encoding="utf-8")
+        splits["test"] = (result.test.predictions, [ex.label for ex in data.test.examples], data.test.fingerprint())
+    save_predictions(out / PREDICTIONS_NAME, splits)
 
 
-def _print_summary(out, result) -> None:
+def _print_summary(out: Path, result) -> None:
     from lessons_lib.pairs.runs import METRICS_NAME
     from lessons_lib.pairs.trainer import best_dev_epoch
 
@@ -128,23 +163,20 @@ def _print_summary(out, result) -> None:
 
 
 def run_compare(args: argparse.Namespace) -> int:
-    import json
-    from pathlib import Path
-
-    from lessons_lib.errors import CourseInputError
     from lessons_lib.pairs.metrics import mcnemar_exact
+    from lessons_lib.pairs.runs import PREDICTIONS_NAME, load_predictions
+    from lessons_lib.validation import check_input_dir
 
-    runs = []
-    for run in (args.run_a, args.run_b):
-        path = Path(run) / "predictions.json"
-        if not path.is_file():
-            raise CourseInputError(f"no predictions.json in {run}: finish a `lessons train` run there first")
-        saved = json.loads(path.read_text(encoding="utf-8"))
-        if args.split not in saved:
-            raise CourseInputError(f"{path} holds no {args.split} predictions")
-        runs.append(saved[args.split])
+    runs = [load_predictions(check_input_dir(run, "run folder") / PREDICTIONS_NAME, args.split)
+            for run in (args.run_a, args.run_b)]
+    if runs[0]["fingerprint"] != runs[1]["fingerprint"]:
+        raise CourseInputError(
+            f"{args.run_a} and {args.run_b} were evaluated on different {args.split} sets (fingerprints "
+            f"{runs[0]['fingerprint']} and {runs[1]['fingerprint']}): McNemar's test needs the same pairs"
+        )
     if runs[0]["labels"] != runs[1]["labels"]:
-        raise CourseInputError(f"the two runs were evaluated on different {args.split} sets (their labels differ)")
+        raise CourseInputError(f"{args.run_a} and {args.run_b}: the {args.split} labels differ although the "
+                               "fingerprints agree (a predictions.json was edited?)")
     result = mcnemar_exact(runs[0]["predictions"], runs[1]["predictions"], runs[0]["labels"])
     print(f"{args.split}: A right & B wrong: {result.only_a}, B right & A wrong: {result.only_b}, "
           f"exact McNemar p = {result.p_value:.4g}")

@@ -23,16 +23,22 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run_execute(args: argparse.Namespace) -> int:
-    from nbclient.exceptions import CellExecutionError
+    from nbclient.exceptions import CellExecutionError, CellTimeoutError, DeadKernelError
 
-    from lessons_lib.course.notebooks import execute_notebook, notebook_paths, parse_parameters
+    from lessons_lib.course.notebooks import check_parameters, execute_notebook, notebook_paths, parse_parameters, read_notebook
+    from lessons_lib.errors import CourseInputError
     from lessons_lib.paths import NOTEBOOKS_DIR
+    from lessons_lib.validation import check_int, check_output_dir
 
+    check_int(args.timeout, "--timeout")
     parameters = parse_parameters(args.param)
     if parameters and args.output_dir is None:
-        print("error: --param needs --output-dir (committed notebooks keep their default parameters)", file=sys.stderr)
-        return 2
+        raise CourseInputError("--param needs --output-dir (committed notebooks keep their default parameters)")
     paths = notebook_paths(args.paths, NOTEBOOKS_DIR)
+    for path in paths:  # every notebook readable and every parameter known, before any runs
+        check_parameters(read_notebook(path), parameters, path.name)
+    if args.output_dir is not None:
+        check_output_dir(args.output_dir, "--output-dir")
     failures = 0
     total = 0.0
     for path in paths:
@@ -40,9 +46,9 @@ def run_execute(args: argparse.Namespace) -> int:
         print(f"executing {path.name} ...", flush=True)
         try:
             result = execute_notebook(path, output, parameters=parameters, timeout=args.timeout)
-        except CellExecutionError as error:
+        except (CellExecutionError, CellTimeoutError, DeadKernelError) as error:
             failures += 1
-            print(f"FAILED {path.name}: {str(error).splitlines()[0] if str(error) else error}", file=sys.stderr)
+            print(f"FAILED {path.name}: {str(error).splitlines()[0] if str(error) else type(error).__name__}", file=sys.stderr)
             print(str(error)[-3000:], file=sys.stderr)
             continue
         total += result.seconds

@@ -3,7 +3,8 @@
 - :func:`add_preset_arguments`: ``--preset`` and one flag per model and training option of
   :mod:`lessons_lib.pairs.config` (``--d-model``, ``--epochs``, ``--match-flags`` …);
   :func:`preset_overrides` reads them back as the flat overrides that
-  :func:`lessons_lib.pairs.config.resolve_configs` takes.
+  :func:`lessons_lib.pairs.config.resolve_configs` takes, and :func:`flag_names` makes a
+  config's error name the flag.
 - :func:`add_bias_arguments` / :func:`bias_overrides`: one flag per option of the
   syntax-bias variants of :data:`lessons_lib.syntax_bias.registry.VARIANTS`.
 - :func:`add_syntax_model_arguments` / :func:`syntax_model_overrides`: one flag per option
@@ -15,10 +16,13 @@ None of this imports torch.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import inspect
 import re
 from dataclasses import MISSING, Field, fields
-from typing import Any, Iterable
+from typing import Any, Iterable, Iterator
+
+from lessons_lib.errors import CourseInputError
 
 from lessons_lib.pairs.config import MODEL_OPTIONS, PRESETS, TRAIN_OPTIONS, PairClassifierConfig, TrainConfig
 from lessons_lib.syntax_bias.registry import VARIANTS, SyntaxModelOptions, option_owners
@@ -91,6 +95,22 @@ def add_preset_arguments(parser: argparse.ArgumentParser, default_preset: str | 
     train = parser.add_argument_group("training options (override the preset)")
     for spec, doc in _documented_fields((TrainConfig,), TRAIN_OPTIONS):
         _add_field(train, spec, f"{doc} (default: the preset's, else {_default(spec)})")
+
+
+@contextlib.contextmanager
+def flag_names(options: Iterable[str] = ()) -> Iterator[None]:
+    """Errors raised inside name the command-line flags (``--d-model``), not the config fields.
+
+    Config fields read ``EncoderConfig.d_model`` (any of the three configs); other options
+    of a command (``options``) read ```train_fraction``` in messages.
+    """
+    try:
+        yield
+    except CourseInputError as error:
+        text = re.sub(r"\b(?:TrainConfig|EncoderConfig|PairClassifierConfig)\.(\w+)", lambda m: flag(m.group(1)), str(error))
+        names = set(options)
+        text = re.sub(r"`(\w+)`", lambda m: flag(m.group(1)) if m.group(1) in names else m.group(0), text)
+        raise CourseInputError(text) from None
 
 
 def preset_overrides(args: argparse.Namespace) -> dict[str, Any]:

@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import time
 from pathlib import Path
+
+from lessons_lib.errors import CourseInputError
+from lessons_lib.validation import check_int
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -60,6 +62,8 @@ def run_build_treebank(args: argparse.Namespace) -> int:
     from lessons_lib.syntax.parser_training import HANDWRITTEN_FILE, TEMPLATE_FILE
     from lessons_lib.syntax.treebank import read_conllu, write_conllu
 
+    check_int(args.per_frame, "--per-frame")
+    check_int(args.seed, "--seed", minimum=0)
     hand = read_conllu(HANDWRITTEN_FILE)
     sentences, report = generate(per_frame=args.per_frame, seed=args.seed, exclude=[s.text for s in hand])
     write_conllu(sentences, TEMPLATE_FILE)
@@ -74,8 +78,15 @@ def run_train_parser(args: argparse.Namespace) -> int:
     from lessons_lib.syntax.parser_training import SCORES_FILE, save_scores, train_parser
 
     if not args.ud_dir.is_dir():
-        print(f"error: UD folder not found: {args.ud_dir} (give it with --ud-dir)", file=sys.stderr)
-        return 2
+        raise CourseInputError(f"UD folder not found: {args.ud_dir} (give it with --ud-dir)")
+    if args.max_epochs is not None:
+        check_int(args.max_epochs, "--max-epochs")
+    check_int(args.templates_per_frame, "--templates-per-frame", minimum=0)
+    for flag, folder in (("--output", args.output), ("--work-dir", args.work_dir)):
+        if folder is not None and folder.exists() and not folder.is_dir():
+            raise CourseInputError(f"{flag} {folder} is a file, not a folder")
+    if args.scores is not None and args.scores.is_dir():
+        raise CourseInputError(f"--scores {args.scores} is a folder, not a file")
     output = args.output or paths.PARSER_MODEL_DIR
     run = train_parser(ud_dir=args.ud_dir, output=output, work_dir=args.work_dir, config=args.config,
                        model_name=args.name, max_epochs=args.max_epochs,
@@ -103,12 +114,18 @@ def run_preparse(args: argparse.Namespace) -> int:
     from lessons_lib.syntax.cache import DEFAULT_CACHE_DIR, ParseCache, lcqmc_sentences, parse_with_cache
     from lessons_lib.syntax.parser import load_parser, parser_identity
 
+    check_int(args.batch_size, "--batch-size")
+    if args.limit is not None:
+        check_int(args.limit, "--limit")
+    cache_dir = args.cache_dir or DEFAULT_CACHE_DIR
+    if cache_dir.exists() and not cache_dir.is_dir():
+        raise CourseInputError(f"--cache-dir {cache_dir} is a file, not a folder")
     texts, counts = lcqmc_sentences(args.data_dir)
     if args.limit is not None:
         texts = texts[: args.limit]
     nlp = load_parser(args.parser)
     name, version = parser_identity(nlp)
-    cache = ParseCache(args.cache_dir or DEFAULT_CACHE_DIR, name, version)
+    cache = ParseCache(cache_dir, name, version)
     print(f"{len(texts)} distinct sentences from {counts}; parser {name} {version}; cache {cache.path}")
     start = time.perf_counter()
     with cache, tqdm(total=len(texts), unit="sent") as bar:

@@ -4,7 +4,10 @@
 - :mod:`~lessons_lib.course.plotting` — the CJK font and attention heatmaps.
 - :mod:`~lessons_lib.course.notebooks` — executing notebooks headless (the only source of
   committed outputs) and the fingerprint that proves it.
-- :mod:`~lessons_lib.course.assignments` — student versions, nbgrader layout, grading.
+- :mod:`~lessons_lib.course.assignments` — student versions, nbgrader layout.
+- :mod:`~lessons_lib.course.grading` — grading submissions: sandboxed execution, scores
+  decided on the grader's side; :mod:`~lessons_lib.course.sandbox` — the isolation levels
+  and limits; :mod:`~lessons_lib.course.grading_worker` — what runs inside the sandbox.
 - :mod:`~lessons_lib.course.envcheck` — is this machine ready for the course?
 - :mod:`~lessons_lib.course.diagrams` — diagrams built from the lessons' own sizes (Q/K/V flow,
   multi-head split and merge, the encoder block, the syntax-bias path).

@@ -6,26 +6,28 @@ code cell that calls a ``check_…`` function of :mod:`lessons_lib.exercises` is
 exercise's check cell.
 
 - :func:`make_student_notebook` replaces every solution region with a comment saying
-  what to write and ``raise NotImplementedError()``, and clears all outputs.
+  what to write and ``raise NotImplementedError()``, and clears all outputs;
+  :func:`build_student_version` writes them, never into (or below) a folder it reads from.
 - :func:`build_nbgrader_course` lays the notebooks out as an nbgrader course
   (``source/<assignment>/``) with nbgrader cell metadata, so that
   ``nbgrader generate_assignment`` produces the release version.
-- :func:`grade_notebook` executes a completed notebook and reports which checks pass,
-  finding the check cells by their source in the solution notebook.
+
+Grading completed notebooks (isolated execution, scores decided by the grader) lives in
+:mod:`lessons_lib.course.grading`.
 """
 
 from __future__ import annotations
 
 import copy
-import json
 import re
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Sequence
 
 import nbformat
 
-from lessons_lib.errors import CourseInputError
-from lessons_lib.exercises import PASS_MARK
+from lessons_lib.course.notebooks import read_notebook
+from lessons_lib.errors import CourseInputError, file_errors
 
 BEGIN_SOLUTION = "### BEGIN SOLUTION"
 END_SOLUTION = "### END SOLUTION"
@@ -130,16 +132,44 @@ def make_student_notebook(nb: nbformat.NotebookNode, name: str = "notebook") -> 
     return student
 
 
+def check_output_outside(out_dir: Path, inputs: Sequence[str | Path], flag: str = "--out") -> None:
+    """Refuse an output folder that is, or lies inside, a folder the inputs are read from.
+
+    An input folder counts as such, and so does the folder of an input file: writing there
+    would overwrite the solution notebooks (or mix derived copies with them).
+
+    Raises:
+        CourseInputError: naming the output folder and the input folder.
+    """
+    out = Path(out_dir).resolve()
+    for item in inputs:
+        folder = Path(item).resolve() if Path(item).is_dir() else Path(item).resolve().parent
+        if out == folder or folder in out.parents:
+            where = "is" if out == folder else "is inside"
+            raise CourseInputError(f"{flag} {out_dir} {where} the input folder {folder}: it would overwrite or "
+                                   "mix with the notebooks it reads; choose a folder outside it")
+
+
+def _write_notebook(nb: nbformat.NotebookNode, target: Path) -> None:
+    with file_errors(target, "write"):
+        target.parent.mkdir(parents=True, exist_ok=True)
+        nbformat.write(nb, target)
+
+
 def build_student_version(paths: list[Path], out_dir: Path) -> list[Path]:
-    """Write the student version of each notebook into ``out_dir``; return the written paths."""
-    out_dir.mkdir(parents=True, exist_ok=True)
-    written = []
-    for path in paths:
-        nb = nbformat.read(path, as_version=4)
-        target = out_dir / path.name
-        nbformat.write(make_student_notebook(nb, path.name), target)
-        written.append(target)
-    return written
+    """Write the student version of each notebook into ``out_dir``; return the written paths.
+
+    Every notebook is read and converted before anything is written.
+
+    Raises:
+        CourseInputError: ``out_dir`` is or lies inside an input folder, or a notebook is
+            not valid (naming it).
+    """
+    check_output_outside(out_dir, paths)
+    students = [(make_student_notebook(read_notebook(path), path.name), out_dir / path.name) for path in paths]
+    for nb, target in students:
+        _write_notebook(nb, target)
+    return [target for _, target in students]
 
 
 def add_nbgrader_metadata(nb: nbformat.NotebookNode, prefix: str) -> nbformat.NotebookNode:
@@ -170,137 +200,17 @@ def build_nbgrader_course(paths: list[Path], course_dir: Path) -> list[str]:
     ``course_dir/source/<stem>/<notebook>`` gets the notebook with nbgrader metadata and
     ``course_dir/nbgrader_config.py`` lists the assignments. Returns the assignment names.
     """
-    names = []
+    check_output_outside(course_dir, paths)
+    marked = []
     for path in paths:
-        nb = nbformat.read(path, as_version=4)
-        if not find_exercises(nb, path.name):
-            continue
-        stem = path.stem
-        target = course_dir / "source" / stem / path.name
-        target.parent.mkdir(parents=True, exist_ok=True)
-        nbformat.write(add_nbgrader_metadata(nb, stem), target)
-        names.append(stem)
+        nb = read_notebook(path)
+        if find_exercises(nb, path.name):
+            marked.append((path, add_nbgrader_metadata(nb, path.stem)))
+    for path, nb in marked:
+        _write_notebook(nb, course_dir / "source" / path.stem / path.name)
+    names = [path.stem for path, _ in marked]
     config = NBGRADER_CONFIG.format(root=str(course_dir.resolve()), assignments=[{"name": n} for n in names])
-    (course_dir / "nbgrader_config.py").write_text(config, encoding="utf-8")
+    with file_errors(course_dir / "nbgrader_config.py", "write"):
+        course_dir.mkdir(parents=True, exist_ok=True)
+        (course_dir / "nbgrader_config.py").write_text(config, encoding="utf-8")
     return names
-
-
-@dataclass(frozen=True)
-class CheckResult:
-    """The outcome of one exercise's check cell."""
-
-    exercise: int
-    passed: bool
-    message: str
-
-
-@dataclass
-class NotebookGrade:
-    """All checks of one notebook."""
-
-    notebook: str
-    checks: list[CheckResult] = field(default_factory=list)
-
-    @property
-    def score(self) -> int:
-        return sum(c.passed for c in self.checks)
-
-    @property
-    def total(self) -> int:
-        return len(self.checks)
-
-
-def _check_outcome(cell: nbformat.NotebookNode) -> tuple[bool, str]:
-    errors = [o for o in cell.outputs if o.get("output_type") == "error"]
-    if errors:
-        evalue = errors[0].get("evalue", "").strip().splitlines()
-        return False, f"{errors[0].get('ename')}: {evalue[0] if evalue else ''}".strip()
-    text = "".join(o.get("text", "") for o in cell.outputs if o.get("output_type") == "stream")
-    passed_lines = [line for line in text.splitlines() if line.startswith(PASS_MARK)]
-    if passed_lines:
-        return True, passed_lines[0]
-    return False, "the check cell printed no pass line (was it changed or not run?)"
-
-
-def grade_executed(nb: nbformat.NotebookNode, reference: nbformat.NotebookNode, name: str) -> NotebookGrade:
-    """Read the check outcomes of a just-executed notebook.
-
-    Check cells are found by their source, taken from ``reference`` (the solution
-    notebook): learners write code in the exercise cells and may add cells, but the
-    check cells are theirs to run, not to edit. A check cell that is missing or was
-    edited fails with a message saying so.
-    """
-    grade = NotebookGrade(notebook=name)
-    used: set[int] = set()
-    for exercise in find_exercises(reference, name):
-        check_source = reference.cells[exercise.check_index].source
-        match = next((i for i, c in enumerate(nb.cells)
-                      if i not in used and c.cell_type == "code" and c.source == check_source), None)
-        if match is None:
-            grade.checks.append(CheckResult(exercise.number, False, "the check cell was removed or edited"))
-            continue
-        used.add(match)
-        passed, message = _check_outcome(nb.cells[match])
-        grade.checks.append(CheckResult(exercise.number, passed, message))
-    return grade
-
-
-def grade_notebook(path: Path, reference_dir: Path, timeout: int = 900) -> NotebookGrade:
-    """Execute a completed notebook in a fresh kernel (errors allowed) and grade its checks.
-
-    Args:
-        path: the learner's notebook.
-        reference_dir: folder with the solution notebook of the same file name.
-        timeout: seconds allowed per cell.
-    """
-    from nbclient import NotebookClient
-
-    from lessons_lib.course.notebooks import KERNEL_NAME, kernel_environment
-
-    reference_path = reference_dir / path.name
-    if not reference_path.is_file():
-        raise CourseInputError(f"{path}: no solution notebook named {path.name} in {reference_dir}")
-    reference = nbformat.read(reference_path, as_version=4)
-    nb = nbformat.read(path, as_version=4)
-    client = NotebookClient(nb, timeout=timeout, kernel_name=KERNEL_NAME, allow_errors=True,
-                            record_timing=False, resources={"metadata": {"path": str(path.parent)}})
-    with kernel_environment():
-        client.execute()
-    return grade_executed(nb, reference, path.name)
-
-
-def grade_submissions(submissions: Path, out_dir: Path, reference_dir: Path, timeout: int = 900) -> dict:
-    """Grade ``submissions/<student>/*.ipynb``; write ``grades.json`` and ``grades.txt`` to ``out_dir``.
-
-    Returns:
-        ``{student: {"score": int, "total": int, "notebooks": {name: {...}}}}``.
-    """
-    students = sorted(p for p in submissions.iterdir() if p.is_dir()) if submissions.is_dir() else []
-    if not students:
-        raise CourseInputError(f"{submissions}: expected one folder per student with their notebooks")
-    report: dict = {}
-    for student in students:
-        grades = [grade_notebook(p, reference_dir, timeout) for p in sorted(student.glob("*.ipynb"))]
-        report[student.name] = {
-            "score": sum(g.score for g in grades),
-            "total": sum(g.total for g in grades),
-            "notebooks": {g.notebook: {"score": g.score, "total": g.total,
-                                       "checks": [asdict(c) for c in g.checks]} for g in grades},
-        }
-    out_dir.mkdir(parents=True, exist_ok=True)
-    (out_dir / "grades.json").write_text(json.dumps(report, ensure_ascii=False, indent=2), encoding="utf-8")
-    (out_dir / "grades.txt").write_text(format_grades(report), encoding="utf-8")
-    return report
-
-
-def format_grades(report: dict) -> str:
-    """A readable table: one line per student and notebook, failed checks with their message."""
-    lines = []
-    for student, result in report.items():
-        lines.append(f"{student}: {result['score']}/{result['total']}")
-        for notebook, grade in result["notebooks"].items():
-            lines.append(f"  {notebook}: {grade['score']}/{grade['total']}")
-            for check in grade["checks"]:
-                if not check["passed"]:
-                    lines.append(f"    exercise {check['exercise']}: {check['message']}")
-    return "\n".join(lines) + "\n"

@@ -4,20 +4,31 @@ Committed notebook outputs come only from :func:`execute_notebook` (``lessons ex
 It runs every cell top to bottom in a fresh ``python3`` kernel, with timing metadata off,
 and stamps the notebook with a fingerprint of its sources so that a hygiene test can
 tell when a notebook was edited without being re-executed.
+
+:func:`read_notebook` is the one way the course reads a notebook file: anything that is not
+a valid notebook (not UTF-8, not JSON, not the notebook schema) is a
+:class:`~lessons_lib.errors.CourseInputError` naming the file. Parameters (``-p NAME=VALUE``)
+must name a variable of the notebook's ``parameters`` cell (:func:`check_parameters`): a
+typo is an error, never a silently ignored value.
 """
 
 from __future__ import annotations
 
+import ast
 import contextlib
+import difflib
 import hashlib
 import json
 import os
 import time
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator, Mapping
 
 import nbformat
+
+from lessons_lib.errors import CourseInputError, file_errors
 
 KERNEL_NAME = "python3"
 METADATA_KEY = "lessons"
@@ -78,20 +89,89 @@ def _clean_for_execution(nb: nbformat.NotebookNode) -> None:
             cell.execution_count = None
 
 
+def read_notebook(path: str | os.PathLike) -> nbformat.NotebookNode:
+    """Read a notebook file (as nbformat 4) and validate it against the notebook schema.
+
+    Raises:
+        CourseInputError: a missing or unreadable file, or one that is not a valid notebook,
+            naming the file.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise CourseInputError(f"notebook not found: {path}")
+    with file_errors(path):
+        raw = path.read_bytes()
+    try:
+        text = raw.decode("utf-8")
+        data = json.loads(text)
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise CourseInputError(f"{path}: not a notebook (not UTF-8 JSON: {error})") from None
+    if not isinstance(data, dict) or not isinstance(data.get("nbformat"), int):
+        raise CourseInputError(f"{path}: not a Jupyter notebook (its JSON has no nbformat version)")
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # e.g. cells without ids, which nbformat fills in
+            nb = nbformat.reads(text, as_version=4)
+            nbformat.validate(nb)
+    except (nbformat.ValidationError, KeyError, TypeError, AttributeError, ValueError) as error:
+        first_line = (str(error).strip().splitlines() or [type(error).__name__])[0]
+        raise CourseInputError(f"{path}: not a valid Jupyter notebook ({first_line[:200]})") from None
+    return nb
+
+
 def _parse_parameter(text: str) -> tuple[str, Any]:
     if "=" not in text:
-        raise ValueError(f"parameter {text!r} must look like NAME=VALUE")
+        raise CourseInputError(f"parameter {text!r} must look like NAME=VALUE")
     name, raw = text.split("=", 1)
+    name = name.strip()
+    if not name.isidentifier():
+        hint = f" (did you mean {name.replace('-', '_')}?)" if name.replace("-", "_").isidentifier() else ""
+        raise CourseInputError(f"parameter name {name!r} in {text!r} is not a Python variable name{hint}")
     try:
         value = json.loads(raw)
     except json.JSONDecodeError:
         value = raw  # a bare string such as a path
-    return name.strip(), value
+    return name, value
 
 
 def parse_parameters(items: list[str] | None) -> dict[str, Any]:
     """``["epochs=3", "data_dir=/x"]`` → ``{"epochs": 3, "data_dir": "/x"}`` (values read as JSON when they parse)."""
     return dict(_parse_parameter(item) for item in items or [])
+
+
+def notebook_parameters(nb: nbformat.NotebookNode) -> list[str] | None:
+    """The variables assigned in the cell tagged ``parameters``, or ``None`` without such a cell."""
+    cell = next((c for c in nb.cells if c.cell_type == "code" and "parameters" in c.metadata.get("tags", [])), None)
+    if cell is None:
+        return None
+    try:
+        tree = ast.parse(cell.source)
+    except SyntaxError:
+        return []
+    names = []
+    for node in tree.body:
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
+        names.extend(t.id for t in targets if isinstance(t, ast.Name))
+    return names
+
+
+def check_parameters(nb: nbformat.NotebookNode, parameters: Mapping[str, Any], name: str) -> None:
+    """Every name in ``parameters`` must be a variable of the notebook's ``parameters`` cell.
+
+    Raises:
+        CourseInputError: a notebook without a parameters cell, or an unknown name (with the
+            known names and the closest match).
+    """
+    if not parameters:
+        return
+    known = notebook_parameters(nb)
+    if known is None:
+        raise CourseInputError(f"{name} has no cell tagged 'parameters', so it takes no -p values")
+    for key in parameters:
+        if key not in known:
+            close = difflib.get_close_matches(key, known, n=1)
+            hint = f" (did you mean {close[0]}?)" if close else ""
+            raise CourseInputError(f"{name} has no parameter {key!r}{hint}; its parameters are: {', '.join(known)}")
 
 
 def execute_notebook(
@@ -113,18 +193,18 @@ def execute_notebook(
         An :class:`ExecutionResult` with the wall time in seconds.
 
     Raises:
-        FileNotFoundError: ``path`` does not exist.
+        CourseInputError: ``path`` is not a readable notebook, a parameter it does not have,
+            or parameters for an in-place run.
         nbclient.exceptions.CellExecutionError: a cell failed; nothing is written in place.
     """
     from nbclient import NotebookClient
 
     source = Path(path).resolve()
-    if not source.is_file():
-        raise FileNotFoundError(f"notebook not found: {source}")
     target = Path(output).resolve() if output is not None else source
     if parameters and target == source:
-        raise ValueError("a run with parameters must write to another file or folder, not in place")
-    nb = nbformat.read(source, as_version=4)
+        raise CourseInputError("a run with parameters must write to another file or folder, not in place")
+    nb = read_notebook(source)
+    check_parameters(nb, parameters or {}, source.name)
     _clean_for_execution(nb)
     if parameters:
         from papermill.parameterize import parameterize_notebook
@@ -149,8 +229,9 @@ def execute_notebook(
 
     nb.metadata[METADATA_KEY] = {"source_sha256": source_fingerprint(nb)}
     nb.metadata.pop("papermill", None)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    nbformat.write(nb, target)
+    with file_errors(target, "write"):
+        target.parent.mkdir(parents=True, exist_ok=True)
+        nbformat.write(nb, target)
     return ExecutionResult(source=source, output=target, seconds=seconds, cells=len(nb.cells))
 
 
@@ -164,5 +245,7 @@ def notebook_paths(paths: list[str] | None, default_dir: Path) -> list[Path]:
         elif p.suffix == ".ipynb" and p.is_file():
             found.append(p)
         else:
-            raise FileNotFoundError(f"not a notebook or a folder of notebooks: {item}")
+            raise CourseInputError(f"not a notebook or a folder of notebooks: {item}")
+    if not found:
+        raise CourseInputError(f"no notebooks (*.ipynb) in {', '.join(map(str, paths or [default_dir]))}")
     return found

@@ -15,12 +15,20 @@ learner's function); their checkers measure the answer themselves (:func:`compar
 measurement and the reason on the line after the pass mark.
 
 Checkers are grouped by concept in the submodules (``lessons_lib.exercises.attention``,
-...). The grader (``lessons grade``) recognises a passed check by the printed line and a
-failed one by :class:`ExerciseCheckError`.
+...); :func:`checker_by_name` finds one by its name. Every checker takes a keyword
+``seed``: ``None`` (what a lesson's check cell uses) checks on the lesson's fixed inputs;
+an int draws fresh inputs of the same kind (:func:`check_generator`, :func:`check_random`).
+The grader (``lessons grade``) calls the checkers in its own process with a seed of its
+own, so the inputs it scores on are ones the learner's notebook never saw; a passed check
+returns, a failed one raises :class:`ExerciseCheckError`.
 """
 
 from __future__ import annotations
 
+import importlib
+import inspect
+import pkgutil
+import random
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Sequence
 
@@ -46,6 +54,31 @@ class KnownMistake:
 
     expected: torch.Tensor
     explanation: str
+
+
+def check_generator(seed: int | None, lesson_seed: int) -> torch.Generator:
+    """The generator of a check's inputs: seeded with the lesson's ``lesson_seed``, or with ``seed`` when given."""
+    return torch.Generator().manual_seed(lesson_seed if seed is None else seed)
+
+
+def check_random(seed: int) -> random.Random:
+    """Python's RNG for drawing fresh check cases (lengths, trees, lists) from the grader's ``seed``."""
+    return random.Random(seed)
+
+
+def checker_by_name(name: str) -> Callable[..., None]:
+    """The ``check_*`` function called ``name`` in one of this package's submodules.
+
+    Raises:
+        CourseInputError: no checker of that name.
+    """
+    if not name.startswith("check_"):
+        raise CourseInputError(f"{name!r} is not a checker name (checkers are called check_…)")
+    for module in pkgutil.iter_modules(__path__):
+        found = getattr(importlib.import_module(f"{__name__}.{module.name}"), name, None)
+        if inspect.isfunction(found) and found.__module__ == f"{__name__}.{module.name}":
+            return found
+    raise CourseInputError(f"no checker {name!r} in lessons_lib.exercises")
 
 
 def passed(exercise_id: str, why: str = "") -> None:

@@ -1,8 +1,9 @@
 """Checkers for the dot-product attention exercises (scores, masked softmax, attention).
 
-Each checker calls the learner's function on fixed, seeded inputs and compares the
-result with :mod:`lessons_lib.attention.functional` on the same inputs; known mistakes get their
-own explanation.
+Each checker calls the learner's function on fixed, seeded inputs (or, with ``seed``, on
+fresh ones of the same shapes) and compares the result with
+:mod:`lessons_lib.attention.functional` on the same inputs; known mistakes get their own
+explanation.
 """
 
 from __future__ import annotations
@@ -13,17 +14,17 @@ from typing import Callable
 import torch
 
 from lessons_lib.attention.functional import attention_scores, masked_softmax, scaled_dot_product_attention
-from lessons_lib.exercises import KnownMistake, call_learner, compare_number, compare_tensor, passed
+from lessons_lib.exercises import KnownMistake, call_learner, check_generator, compare_number, compare_tensor, passed
 
 _SEED = 2024
 
 
-def _inputs(d_k: int = 16) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
-    """Fixed check inputs: q (2, 3, d_k), k (2, 5, d_k), v (2, 5, 4), mask (2, 3, 5).
+def _inputs(d_k: int = 16, seed: int | None = None) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Check inputs: q (2, 3, d_k), k (2, 5, d_k), v (2, 5, 4), mask (2, 3, 5); the lesson's, or drawn from ``seed``.
 
     The second batch item's last query row is fully masked, to exercise that case.
     """
-    g = torch.Generator().manual_seed(_SEED)
+    g = check_generator(seed, _SEED)
     q = torch.randn(2, 3, d_k, generator=g) * 2
     k = torch.randn(2, 5, d_k, generator=g) * 2
     v = torch.randn(2, 5, 4, generator=g)
@@ -34,10 +35,10 @@ def _inputs(d_k: int = 16) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, to
     return q, k, v, mask
 
 
-def check_scaled_scores(fn: Callable[[torch.Tensor, torch.Tensor], torch.Tensor]) -> None:
+def check_scaled_scores(fn: Callable[[torch.Tensor, torch.Tensor], torch.Tensor], *, seed: int | None = None) -> None:
     """Exercise 01-1: ``fn(q, k)`` returns ``q kᵀ / √d_k`` of shape ``(B, L_q, L_k)``."""
     exercise = "练习 01-1 缩放点积分数"
-    q, k, _, _ = _inputs()
+    q, k, _, _ = _inputs(seed=seed)
     got = call_learner(exercise, fn, q.clone(), k.clone())
     d_k = q.shape[-1]
     raw = q @ k.transpose(-2, -1)
@@ -53,10 +54,10 @@ def check_scaled_scores(fn: Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
     passed(exercise)
 
 
-def check_masked_softmax(fn: Callable[[torch.Tensor, torch.Tensor], torch.Tensor]) -> None:
+def check_masked_softmax(fn: Callable[[torch.Tensor, torch.Tensor], torch.Tensor], *, seed: int | None = None) -> None:
     """Exercise 01-2: ``fn(scores, mask)`` gives masked keys zero weight and fully masked rows all zeros."""
     exercise = "练习 01-2 带遮蔽的 softmax"
-    q, k, _, mask = _inputs()
+    q, k, _, mask = _inputs(seed=seed)
     scores = attention_scores(q, k)
     got = call_learner(exercise, fn, scores.clone(), mask.clone())
     large_negative = torch.softmax(scores.masked_fill(~mask, -1e9), dim=-1)
@@ -78,10 +79,10 @@ def check_masked_softmax(fn: Callable[[torch.Tensor, torch.Tensor], torch.Tensor
     passed(exercise)
 
 
-def check_attention(fn: Callable[..., torch.Tensor]) -> None:
+def check_attention(fn: Callable[..., torch.Tensor], *, seed: int | None = None) -> None:
     """Exercise 01-3: ``fn(q, k, v, mask)`` returns the attention output ``(B, L_q, d_v)``."""
     exercise = "练习 01-3 完整的缩放点积注意力"
-    q, k, v, mask = _inputs()
+    q, k, v, mask = _inputs(seed=seed)
     got = call_learner(exercise, fn, q.clone(), k.clone(), v.clone(), mask.clone())
     expected, _ = scaled_dot_product_attention(q, k, v, mask)
     unscaled, _ = scaled_dot_product_attention(q, k, v, mask, scale=False)
@@ -107,8 +108,11 @@ def measured_max_weight(d_k: int, n_keys: int = 10, n_queries: int = 400, scale:
     return float(torch.softmax(scores, dim=-1).max(-1).values.mean())
 
 
-def check_scaled_max_weight(fn: Callable[[], float]) -> None:
-    """Exercise 01-4: ``fn()`` predicts the mean largest weight of *scaled* attention at d_k = 4096, 10 keys."""
+def check_scaled_max_weight(fn: Callable[[], float], *, seed: int | None = None) -> None:
+    """Exercise 01-4: ``fn()`` predicts the mean largest weight of *scaled* attention at d_k = 4096, 10 keys.
+
+    ``seed`` (the grader's) is accepted and unused: a prediction has no inputs to redraw.
+    """
     exercise = "练习 01-4 预测 d_k = 4096 时的最大权重"
     got = call_learner(exercise, fn)
     measured = measured_max_weight(4096)

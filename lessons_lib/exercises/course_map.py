@@ -75,8 +75,11 @@ def _path(lesson: str, target: str) -> list[str]:
     raise CourseInputError(f"lesson {target} is not a prerequisite of lesson {lesson}")
 
 
-def check_prerequisites(fn: Callable[[], Any], lesson: str = "07") -> None:
-    """Exercise 00-1: ``fn()`` returns every lesson to finish before ``lesson`` (directly or not)."""
+def check_prerequisites(fn: Callable[[], Any], lesson: str = "07", *, seed: int | None = None) -> None:
+    """Exercise 00-1: ``fn()`` returns every lesson to finish before ``lesson`` (directly or not).
+
+    ``seed`` (the grader's) is accepted and unused: a prediction has no inputs to redraw.
+    """
     exercise = f"练习 00-1 第 {lesson} 课的全部先修课"
     got = _lesson_numbers(exercise, call_learner(exercise, fn))
     needed = all_prerequisites(lesson)

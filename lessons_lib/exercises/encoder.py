@@ -8,15 +8,15 @@ from typing import Callable
 import torch
 from torch import nn
 
-from lessons_lib.exercises import KnownMistake, call_learner, compare_choice, compare_tensor, passed
+from lessons_lib.exercises import KnownMistake, call_learner, check_generator, compare_choice, compare_tensor, passed
 from lessons_lib.transformer.positional import sinusoidal_encoding
 
 _SEED = 2027
 _D = 8
 
 
-def _sublayers() -> tuple[nn.Module, nn.Module, nn.LayerNorm, nn.LayerNorm, torch.Tensor]:
-    torch.manual_seed(_SEED)
+def _sublayers(seed: int | None) -> tuple[nn.Module, nn.Module, nn.LayerNorm, nn.LayerNorm, torch.Tensor]:
+    torch.manual_seed(_SEED if seed is None else seed)
     attention = nn.Linear(_D, _D)  # any function (B, L, D) -> (B, L, D) stands in for the sub-layer
     ffn = nn.Sequential(nn.Linear(_D, 16), nn.ReLU(), nn.Linear(16, _D))
     norm1, norm2 = nn.LayerNorm(_D), nn.LayerNorm(_D)
@@ -29,10 +29,10 @@ def _sublayers() -> tuple[nn.Module, nn.Module, nn.LayerNorm, nn.LayerNorm, torc
 
 
 @torch.no_grad()
-def check_pre_ln_block(fn: Callable[..., torch.Tensor]) -> None:
+def check_pre_ln_block(fn: Callable[..., torch.Tensor], *, seed: int | None = None) -> None:
     """Exercise 05-1: ``fn(x, attention, ffn, norm1, norm2)`` → the Pre-LN block's output ``(B, L, D)``."""
     exercise = "练习 05-1 Pre-LN 编码块"
-    attention, ffn, norm1, norm2, x = _sublayers()
+    attention, ffn, norm1, norm2, x = _sublayers(seed)
     got = call_learner(exercise, fn, x.clone(), attention, ffn, norm1, norm2)
     h = x + attention(norm1(x))
     expected = h + ffn(norm2(h))
@@ -54,10 +54,10 @@ def check_pre_ln_block(fn: Callable[..., torch.Tensor]) -> None:
 
 
 @torch.no_grad()
-def check_embedding_sum(fn: Callable[..., torch.Tensor]) -> None:
+def check_embedding_sum(fn: Callable[..., torch.Tensor], *, seed: int | None = None) -> None:
     """Exercise 05-2: ``fn(token_ids, segment_ids, token_table, segment_table, pe)`` → ``(B, L, D)`` sum before LayerNorm."""
     exercise = "练习 05-2 三种嵌入相加"
-    g = torch.Generator().manual_seed(_SEED)
+    g = check_generator(seed, _SEED)
     token_table = torch.randn(10, _D, generator=g) / math.sqrt(_D)
     segment_table = torch.randn(2, _D, generator=g)
     pe = sinusoidal_encoding(16, _D)
@@ -95,8 +95,11 @@ def softmax_jacobian_norm(scale: float, n_rows: int = 2000, n_keys: int = 10) ->
     return float(jacobian.flatten(1).norm(dim=-1).mean())
 
 
-def check_saturating_step(fn: Callable[[], str]) -> None:
-    """Exercise 05-3: ``fn()`` names the step of the block that saturates (a key of :data:`SATURATION_OPTIONS`)."""
+def check_saturating_step(fn: Callable[[], str], *, seed: int | None = None) -> None:
+    """Exercise 05-3: ``fn()`` names the step of the block that saturates (a key of :data:`SATURATION_OPTIONS`).
+
+    ``seed`` (the grader's) is accepted and unused: a prediction has no inputs to redraw.
+    """
     exercise = "练习 05-3 编码器块里会饱和的一步"
     got = call_learner(exercise, fn)
     compare_choice(exercise, got, SATURATION_OPTIONS, "softmax", wrong={

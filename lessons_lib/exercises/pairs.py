@@ -1,6 +1,7 @@
 """Checkers for the sentence-pair exercises: segment ids, truncation, F1.
 
-Each checker runs the learner's function on fixed inputs, compares with the package's own
+Each checker runs the learner's function on fixed inputs (with ``seed``: fresh random
+cases of the same kind), compares with the package's own
 implementation (:mod:`lessons_lib.pairs.encoding`, :mod:`lessons_lib.pairs.trainer`) and explains known
 mistakes in words, never printing the expected values.
 """
@@ -11,7 +12,7 @@ from typing import Callable, Sequence
 
 import torch
 
-from lessons_lib.exercises import ExerciseCheckError, KnownMistake, call_learner, compare_tensor, passed
+from lessons_lib.exercises import ExerciseCheckError, KnownMistake, call_learner, check_random, compare_tensor, passed
 from lessons_lib.pairs.encoding import truncate_pair
 from lessons_lib.pairs.metrics import metrics_from_logits
 
@@ -23,10 +24,17 @@ def _reference_segments(len_a: int, len_b: int) -> list[int]:
     return [0] * (len_a + 2) + [1] * (len_b + 1)
 
 
-def check_segment_ids(fn: Callable[[int, int], Sequence[int]]) -> None:
+def _length_cases(seed: int | None) -> Sequence[tuple[int, int]]:
+    if seed is None:
+        return _LENGTH_CASES
+    rng = check_random(seed)
+    return [(rng.randint(1, 20), rng.randint(1, 20)) for _ in range(4)]
+
+
+def check_segment_ids(fn: Callable[[int, int], Sequence[int]], *, seed: int | None = None) -> None:
     """Exercise 06-1: ``fn(len_a, len_b)`` gives the segment ids of ``[CLS] a [SEP] b [SEP]``."""
     exercise = "练习 06-1 段落编号"
-    for len_a, len_b in _LENGTH_CASES:
+    for len_a, len_b in _length_cases(seed):
         got = call_learner(exercise, fn, len_a, len_b)
         mistakes = [
             KnownMistake(torch.tensor([0] * (len_a + 1) + [1] * (len_b + 2)),
@@ -45,12 +53,23 @@ def check_segment_ids(fn: Callable[[int, int], Sequence[int]]) -> None:
     passed(exercise)
 
 
-def check_truncation(fn: Callable[[list[int], list[int], int], tuple[list[int], list[int]]]) -> None:
+def _truncation_cases(seed: int | None) -> Sequence[tuple[list[int], list[int], int]]:
+    if seed is None:
+        return ((list(range(10)), [100, 101], 6), ([1, 2, 3], [4, 5, 6, 7], 4),
+                (list(range(20)), list(range(50, 70)), 9), ([1, 2], [3], 5))
+    rng = check_random(seed)
+
+    def ids() -> list[int]:
+        return [rng.randint(4, 999) for _ in range(rng.randint(1, 15))]
+
+    return [(ids(), ids(), rng.randint(2, 24)) for _ in range(4)]
+
+
+def check_truncation(fn: Callable[[list[int], list[int], int], tuple[list[int], list[int]]], *,
+                     seed: int | None = None) -> None:
     """Exercise 06-2: ``fn(ids_a, ids_b, max_tokens)`` shortens the longer sentence first."""
     exercise = "练习 06-2 截断"
-    cases = ((list(range(10)), [100, 101], 6), ([1, 2, 3], [4, 5, 6, 7], 4), (list(range(20)), list(range(50, 70)), 9),
-             ([1, 2], [3], 5))
-    for ids_a, ids_b, max_tokens in cases:
+    for ids_a, ids_b, max_tokens in _truncation_cases(seed):
         got = call_learner(exercise, fn, list(ids_a), list(ids_b), max_tokens)
         if not (isinstance(got, (tuple, list)) and len(got) == 2):
             raise ExerciseCheckError(f"{exercise}: 应当返回两个列表 (a, b)，你返回的是 {type(got).__name__}")
@@ -76,14 +95,21 @@ def check_truncation(fn: Callable[[list[int], list[int], int], tuple[list[int], 
     passed(exercise)
 
 
-def check_f1(fn: Callable[[list[int], list[int]], float]) -> None:
+def _f1_cases(seed: int | None) -> Sequence[tuple[list[int], list[int]]]:
+    if seed is None:
+        return (([1, 0, 1, 1, 0, 0, 1, 0], [1, 1, 0, 1, 0, 0, 1, 1]), ([1, 1, 1, 1, 0, 1], [0, 1, 1, 0, 0, 1]))
+    rng = check_random(seed)
+    cases = []
+    for _ in range(3):
+        n = rng.randint(6, 16)
+        cases.append(([rng.randint(0, 1) for _ in range(n)], [rng.randint(0, 1) for _ in range(n)]))
+    return cases
+
+
+def check_f1(fn: Callable[[list[int], list[int]], float], *, seed: int | None = None) -> None:
     """Exercise 06-3: ``fn(predictions, labels)`` is the F1 score of label 1."""
     exercise = "练习 06-3 F1 分数"
-    cases = (
-        ([1, 0, 1, 1, 0, 0, 1, 0], [1, 1, 0, 1, 0, 0, 1, 1]),
-        ([1, 1, 1, 1, 0, 1], [0, 1, 1, 0, 0, 1]),
-    )
-    for predictions, labels in cases:
+    for predictions, labels in _f1_cases(seed):
         got = call_learner(exercise, fn, list(predictions), list(labels))
         try:
             got = float(got)

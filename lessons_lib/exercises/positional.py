@@ -6,14 +6,22 @@ from typing import Callable
 
 import torch
 
-from lessons_lib.exercises import KnownMistake, call_learner, compare_number, compare_tensor, passed
+from lessons_lib.exercises import KnownMistake, call_learner, check_random, compare_number, compare_tensor, passed
 from lessons_lib.transformer.positional import angular_frequencies, shift_matrix, sinusoidal_encoding
 
 
-def check_sinusoidal_table(fn: Callable[[int, int], torch.Tensor]) -> None:
+def _even_width(rng) -> int:
+    return 2 * rng.randint(2, 8)
+
+
+def check_sinusoidal_table(fn: Callable[[int, int], torch.Tensor], *, seed: int | None = None) -> None:
     """Exercise 04-1: ``fn(max_len, d_model)`` → the ``(max_len, d_model)`` table, sines in even columns."""
     exercise = "练习 04-1 正弦位置编码表"
-    max_len, d_model = 20, 8
+    if seed is None:
+        max_len, d_model = 20, 8
+    else:
+        rng = check_random(seed)
+        max_len, d_model = rng.randint(5, 40), _even_width(rng)
     got = call_learner(exercise, fn, max_len, d_model)
     expected = sinusoidal_encoding(max_len, d_model)
     angles = torch.arange(max_len, dtype=torch.float64)[:, None] * angular_frequencies(d_model)[None, :]
@@ -35,10 +43,14 @@ def check_sinusoidal_table(fn: Callable[[int, int], torch.Tensor]) -> None:
     passed(exercise)
 
 
-def check_shift_matrix(fn: Callable[[int, int], torch.Tensor]) -> None:
+def check_shift_matrix(fn: Callable[[int, int], torch.Tensor], *, seed: int | None = None) -> None:
     """Exercise 04-2: ``fn(k, d_model)`` → ``M_k`` with ``PE[t + k] = M_k @ PE[t]``."""
     exercise = "练习 04-2 平移矩阵 M_k"
-    offset, d_model = 3, 8
+    if seed is None:
+        offset, d_model = 3, 8
+    else:
+        rng = check_random(seed)
+        offset, d_model = rng.randint(1, 12), _even_width(rng)
     got = call_learner(exercise, fn, offset, d_model)
     expected = shift_matrix(offset, d_model)
     compare_tensor(
@@ -58,8 +70,11 @@ def default_init_ratio(d_model: int, vocab_size: int = 2000, seed: int = 2028) -
     return float((token * d_model ** 0.5).norm(dim=1).mean()) / pe_norm
 
 
-def check_default_init_ratio(fn: Callable[[], float]) -> None:
-    """Exercise 04-3: ``fn()`` predicts ``|√D·token| / |PE|`` at D = 1024 when the embedding keeps PyTorch's N(0, 1) init."""
+def check_default_init_ratio(fn: Callable[[], float], *, seed: int | None = None) -> None:
+    """Exercise 04-3: ``fn()`` predicts ``|√D·token| / |PE|`` at D = 1024 when the embedding keeps PyTorch's N(0, 1) init.
+
+    ``seed`` (the grader's) is accepted and unused: a prediction has no inputs to redraw.
+    """
     exercise = "练习 04-3 默认初始化、D = 1024 时字与位置的比例"
     got = call_learner(exercise, fn)
     measured = default_init_ratio(1024)

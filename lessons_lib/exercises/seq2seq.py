@@ -1,7 +1,7 @@
 """Checkers for the encoder–decoder attention exercises (bilinear and additive scores).
 
 The learner gets raw weight matrices, not modules, so that the formula itself is what is
-written; the checkers compare with :mod:`lessons_lib.attention.functional`'s score modules loaded
+written (``seed``: fresh ones of the same shapes); the checkers compare with :mod:`lessons_lib.attention.functional`'s score modules loaded
 with the same weights.
 """
 
@@ -12,23 +12,23 @@ from typing import Callable
 import torch
 
 from lessons_lib.attention.functional import AdditiveScore, BilinearScore
-from lessons_lib.exercises import ExerciseCheckError, KnownMistake, call_learner, compare_tensor, passed
+from lessons_lib.exercises import ExerciseCheckError, KnownMistake, call_learner, check_generator, compare_tensor, passed
 
 _SEED = 2025
 _B, _S, _D_DEC, _D_ENC, _D_HID = 2, 5, 6, 4, 3
 
 
-def _query_and_keys() -> tuple[torch.Tensor, torch.Tensor, torch.Generator]:
-    g = torch.Generator().manual_seed(_SEED)
+def _query_and_keys(seed: int | None) -> tuple[torch.Tensor, torch.Tensor, torch.Generator]:
+    g = check_generator(seed, _SEED)
     query = torch.randn(_B, _D_DEC, generator=g)
     keys = torch.randn(_B, _S, _D_ENC, generator=g)
     return query, keys, g
 
 
-def check_bilinear_scores(fn: Callable[..., torch.Tensor]) -> None:
+def check_bilinear_scores(fn: Callable[..., torch.Tensor], *, seed: int | None = None) -> None:
     """Exercise 02-1: ``fn(query (B, d_dec), keys (B, S, d_enc), W (d_dec, d_enc))`` → scores ``(B, S)``."""
     exercise = "练习 02-1 双线性打分"
-    query, keys, g = _query_and_keys()
+    query, keys, g = _query_and_keys(seed)
     weight = torch.randn(_D_DEC, _D_ENC, generator=g)
     got = call_learner(exercise, fn, query.clone(), keys.clone(), weight.clone())
     score = BilinearScore(_D_DEC, _D_ENC)
@@ -48,10 +48,10 @@ def check_bilinear_scores(fn: Callable[..., torch.Tensor]) -> None:
     passed(exercise)
 
 
-def check_additive_scores(fn: Callable[..., torch.Tensor]) -> None:
+def check_additive_scores(fn: Callable[..., torch.Tensor], *, seed: int | None = None) -> None:
     """Exercise 02-2: ``fn(query, keys, W_q (h, d_dec), W_k (h, d_enc), v (h,))`` → ``vᵀ tanh(W_q q + W_k k)``, ``(B, S)``."""
     exercise = "练习 02-2 加性打分"
-    query, keys, g = _query_and_keys()
+    query, keys, g = _query_and_keys(seed)
     w_q = torch.randn(_D_HID, _D_DEC, generator=g)
     w_k = torch.randn(_D_HID, _D_ENC, generator=g)
     v = torch.randn(_D_HID, generator=g)
@@ -77,8 +77,11 @@ def check_additive_scores(fn: Callable[..., torch.Tensor]) -> None:
     passed(exercise)
 
 
-def check_score_parameter_counts(fn: Callable[[], dict]) -> None:
-    """Exercise 02-3: ``fn()`` → ``{"bilinear": n, "additive": m}`` learnable numbers for d_dec=96, d_enc=128, d_attn=64."""
+def check_score_parameter_counts(fn: Callable[[], dict], *, seed: int | None = None) -> None:
+    """Exercise 02-3: ``fn()`` → ``{"bilinear": n, "additive": m}`` learnable numbers for d_dec=96, d_enc=128, d_attn=64.
+
+    ``seed`` (the grader's) is accepted and unused: a prediction has no inputs to redraw.
+    """
     exercise = "练习 02-3 打分函数的参数个数"
     d_dec, d_enc, d_attn = 96, 128, 64
     got = call_learner(exercise, fn)

@@ -1,6 +1,7 @@
 """Checkers for the dependency-tree exercises (head arrays, tree distances, characters).
 
-Each checker runs the learner's function on fixed trees and compares the result with
+Each checker runs the learner's function on fixed trees (with ``seed``: fresh random trees)
+and compares the result with
 :mod:`lessons_lib.syntax` on the same trees; known mistakes get their own explanation,
 and the expected values are never printed.
 """
@@ -11,7 +12,7 @@ from typing import Callable, Sequence
 
 import torch
 
-from lessons_lib.exercises import ExerciseCheckError, KnownMistake, call_learner, compare_tensor, passed
+from lessons_lib.exercises import ExerciseCheckError, KnownMistake, call_learner, check_random, compare_tensor, passed
 from lessons_lib.syntax.distances import tree_distances
 from lessons_lib.syntax.buckets import (CROSS_SENTENCE_BUCKET, PAD_BUCKET, SPECIAL_BUCKET, char_word_index,
                                         pair_distance_buckets)
@@ -30,6 +31,25 @@ CHECK_TREES: tuple[tuple[int, ...], ...] = (
 CHECK_CONLLU_HEADS: tuple[tuple[int, ...], ...] = ((2, 0, 2, 2), (0, 1, 2, 3), (3, 3, 0, 3, 4))
 # Words of a sentence whose tree is CHECK_TREES[2]: 手机 没有 信号 是 什么 原因 ？
 CHECK_WORDS: tuple[str, ...] = ("手机", "没有", "信号", "是", "什么", "原因", "？")
+# Characters that fresh check words are drawn from.
+_CHARACTERS = "手机没有信号是什么原因怎么做红烧肉电脑录像如何视频截图花生几月种"
+
+
+def _random_heads(rng, n: int) -> tuple[int, ...]:
+    """A random tree of ``n`` words (0-based heads, root = -1): each word attaches to one placed before it."""
+    order = list(range(n))
+    rng.shuffle(order)
+    heads = [-1] * n
+    for position, word in enumerate(order[1:], start=1):
+        heads[word] = order[rng.randrange(position)]
+    return tuple(heads)
+
+
+def _trees(seed: int | None) -> Sequence[tuple[int, ...]]:
+    if seed is None:
+        return CHECK_TREES
+    rng = check_random(seed)
+    return [_random_heads(rng, n) for n in (1, rng.randint(2, 5), rng.randint(5, 9), rng.randint(5, 9))]
 
 
 def _as_long(exercise: str, got, what: str) -> torch.Tensor:
@@ -41,10 +61,11 @@ def _as_long(exercise: str, got, what: str) -> torch.Tensor:
         raise ExerciseCheckError(f"{exercise}: {what} 应当是整数列表或张量，收到的是 {type(got).__name__}") from error
 
 
-def check_conllu_to_heads(fn: Callable[[Sequence[int]], Sequence[int]]) -> None:
+def check_conllu_to_heads(fn: Callable[[Sequence[int]], Sequence[int]], *, seed: int | None = None) -> None:
     """Exercise 07-1: ``fn(conllu_heads)`` converts a CoNLL-U head column to 0-based heads, root = -1."""
     exercise = "练习 07-1 CoNLL-U 父节点列 → 父节点数组"
-    for column in CHECK_CONLLU_HEADS:
+    columns = CHECK_CONLLU_HEADS if seed is None else [tuple(h + 1 for h in heads) for heads in _trees(seed)[1:]]
+    for column in columns:
         got = _as_long(exercise, call_learner(exercise, fn, list(column)), "父节点数组 (heads)")
         expected = torch.tensor(heads_from_conllu(column))
         spacy_style = torch.tensor([i if h == 0 else h - 1 for i, h in enumerate(column)])
@@ -60,10 +81,10 @@ def check_conllu_to_heads(fn: Callable[[Sequence[int]], Sequence[int]]) -> None:
     passed(exercise)
 
 
-def check_tree_distance_matrix(fn: Callable[[Sequence[int]], torch.Tensor]) -> None:
+def check_tree_distance_matrix(fn: Callable[[Sequence[int]], torch.Tensor], *, seed: int | None = None) -> None:
     """Exercise 07-2: ``fn(heads)`` returns the ``(n, n)`` matrix of tree distances (arcs on the path)."""
     exercise = "练习 07-2 树距离矩阵"
-    for heads in CHECK_TREES:
+    for heads in _trees(seed):
         got = _as_long(exercise, call_learner(exercise, fn, list(heads)), "距离矩阵")
         expected = tree_distances(heads)
         depth = torch.tensor(depths(heads))
@@ -84,11 +105,21 @@ def check_tree_distance_matrix(fn: Callable[[Sequence[int]], torch.Tensor]) -> N
     passed(exercise)
 
 
-def check_char_distances(fn: Callable[[Sequence[str], Sequence[int]], torch.Tensor]) -> None:
+def _char_cases(seed: int | None) -> Sequence[tuple[Sequence[str], Sequence[int]]]:
+    if seed is None:
+        return [(CHECK_WORDS, CHECK_TREES[2]), (("怎么", "做", "红烧肉", "？"), CHECK_TREES[0])]
+    rng = check_random(seed)
+    cases = []
+    for heads in _trees(seed)[2:]:
+        words = ["".join(rng.choice(_CHARACTERS) for _ in range(rng.randint(1, 3))) for _ in heads]
+        cases.append((tuple(words), heads))
+    return cases
+
+
+def check_char_distances(fn: Callable[[Sequence[str], Sequence[int]], torch.Tensor], *, seed: int | None = None) -> None:
     """Exercise 07-3: ``fn(words, heads)`` returns the ``(C, C)`` word-tree distance between characters."""
     exercise = "练习 07-3 从词到字的距离"
-    cases = [(CHECK_WORDS, CHECK_TREES[2]), (("怎么", "做", "红烧肉", "？"), CHECK_TREES[0])]
-    for words, heads in cases:
+    for words, heads in _char_cases(seed):
         got = _as_long(exercise, call_learner(exercise, fn, list(words), list(heads)), "字级距离矩阵")
         index = torch.tensor(char_word_index(words))
         word_level = tree_distances(heads)
@@ -125,8 +156,11 @@ def pair_bucket_counts(text_a: str = BUCKET_COUNT_PAIR[0], text_b: str = BUCKET_
             "padding": int((buckets == PAD_BUCKET).sum())}
 
 
-def check_bucket_counts(fn: Callable[[], dict]) -> None:
-    """Exercise 07-4: ``fn()`` predicts the three counts of :func:`pair_bucket_counts` for the lesson's pair."""
+def check_bucket_counts(fn: Callable[[], dict], *, seed: int | None = None) -> None:
+    """Exercise 07-4: ``fn()`` predicts the three counts of :func:`pair_bucket_counts` for the lesson's pair.
+
+    ``seed`` (the grader's) is accepted and unused: a prediction has no inputs to redraw.
+    """
     exercise = "练习 07-4 数一数三种桶"
     got = call_learner(exercise, fn)
     expected = pair_bucket_counts()

@@ -7,12 +7,12 @@ The check inputs use the default bucket scheme of :mod:`lessons_lib.syntax.bucke
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 import torch
 
-from lessons_lib.exercises import (ExerciseCheckError, KnownMistake, call_learner, compare_choice, compare_tensor,
-                                  passed)
+from lessons_lib.exercises import (ExerciseCheckError, KnownMistake, call_learner, check_generator, check_random,
+                                   compare_choice, compare_tensor, passed)
 from lessons_lib.pairs.config import PairClassifierConfig
 from lessons_lib.pairs.encoding import PairBatch
 from lessons_lib.pairs.vocab import Vocabulary
@@ -25,14 +25,26 @@ from lessons_lib.syntax_bias.variants import HardMaskBias, LearnedBucketBias, lo
 _SEED = 808  # seeds the check tables
 
 
-def _buckets() -> torch.Tensor:
-    """Fixed ``(2, 10, 10)`` bucket ids of two pairs ``[CLS] a [SEP] b [SEP]``, the second one padded.
+def _lengths(seed: int | None) -> Sequence[tuple[int, int]]:
+    """Sentence lengths of the two check pairs: the lesson's, or drawn from ``seed`` (each pair then padded)."""
+    if seed is None:
+        return ((4, 3), (3, 2))
+    rng = check_random(seed)
+    out = []
+    for _ in range(2):
+        len_a = rng.randint(1, 5)
+        out.append((len_a, rng.randint(1, 6 - len_a)))  # at most 9 positions: padding in every row
+    return out
+
+
+def _buckets(seed: int | None = None) -> torch.Tensor:
+    """``(2, 10, 10)`` bucket ids of two pairs ``[CLS] a [SEP] b [SEP]``, padded to 10 positions.
 
     Every character is its own word and each sentence is a chain, so the tree distance of
     two characters of a sentence is how far apart they are.
     """
     out = torch.full((2, 10, 10), PAD_BUCKET, dtype=torch.long)
-    for row, (len_a, len_b) in enumerate(((4, 3), (3, 2))):
+    for row, (len_a, len_b) in enumerate(_lengths(seed)):
         part = [-1] + [0] * len_a + [-1] + [1] * len_b + [-1]
         n = len(part)
         for i in range(n):
@@ -46,8 +58,8 @@ def _buckets() -> torch.Tensor:
     return out
 
 
-def _table(rows: int) -> torch.Tensor:
-    g = torch.Generator().manual_seed(_SEED + rows)
+def _table(rows: int, seed: int | None = None) -> torch.Tensor:
+    g = check_generator(None if seed is None else seed + rows, _SEED + rows)
     return torch.randn(rows, NUM_BUCKETS, generator=g)
 
 
@@ -55,12 +67,12 @@ def _hard_mask(buckets: torch.Tensor, radius: int) -> torch.Tensor:
     return HardMaskBias(DEFAULT_SCHEME, options=HardMaskOptions(hard_max_distance=radius))(buckets)[0]
 
 
-def check_bucket_bias(fn: Callable[[torch.Tensor, torch.Tensor], torch.Tensor]) -> None:
+def check_bucket_bias(fn: Callable[[torch.Tensor, torch.Tensor], torch.Tensor], *, seed: int | None = None) -> None:
     """Exercise 08-1: ``fn(table (h, n_buckets), buckets (B, L, L))`` → bias ``(B, h, L, L)``, 0 at padding."""
     exercise = "练习 08-1 查表得到句法偏置"
-    buckets = _buckets()
+    buckets = _buckets(seed)
     for rows in (1, 4):
-        table = _table(rows)
+        table = _table(rows, seed)
         got = call_learner(exercise, fn, table.clone(), buckets.clone())
         wrapped = table[:, buckets].transpose(0, 1)  # padding (-1) reads the last bucket
         minus_inf_pad = lookup_bias(table, buckets).masked_fill((buckets < 0)[:, None], float("-inf"))
@@ -78,11 +90,12 @@ def check_bucket_bias(fn: Callable[[torch.Tensor, torch.Tensor], torch.Tensor]) 
     passed(exercise)
 
 
-def check_hard_mask(fn: Callable[[torch.Tensor, int], torch.Tensor]) -> None:
+def check_hard_mask(fn: Callable[[torch.Tensor, int], torch.Tensor], *, seed: int | None = None) -> None:
     """Exercise 08-2: ``fn(buckets (B, L, L), max_distance)`` → ``(B, 1, L, L)`` bias: -inf beyond the radius, else 0."""
     exercise = "练习 08-2 硬遮蔽 (hard mask)"
-    buckets = _buckets()
-    for radius in (1, 2):
+    buckets = _buckets(seed)
+    radii = (1, 2) if seed is None else sorted(check_random(seed).sample(range(1, 6), 2))
+    for radius in radii:
         got = call_learner(exercise, fn, buckets.clone(), radius)
         expected = _hard_mask(buckets, radius)
         far = (buckets > radius)[:, None]
@@ -142,12 +155,13 @@ def _id_set(exercise: str, answer: Any, key: str) -> set[int]:
     return ids
 
 
-def check_one_block_gradients(fn: Callable[[], dict]) -> None:
+def check_one_block_gradients(fn: Callable[[], dict], *, seed: int | None = None) -> None:
     """Exercise 08-3 (a prediction): with one encoder block, which buckets of a zero table get a
     gradient of exactly 0.0, and which only a rounding-error-sized one?
 
     ``fn()`` returns ``{"exactly_zero": {ids}, "rounding_only": {ids}}``; the checker measures the
-    gradient on a fixed batch and compares.
+    gradient on a fixed batch and compares. ``seed`` (the grader's) is accepted and unused: a
+    prediction has no inputs to redraw, and the batch is the fixed one the lesson measures.
     """
     exercise = "练习 08-3 一个块时哪些桶拿不到梯度"
     answer = call_learner(exercise, fn)

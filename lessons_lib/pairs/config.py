@@ -17,6 +17,7 @@ from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Mapping
 
 from lessons_lib.errors import CourseInputError
+from lessons_lib.pairs.vocab import Vocabulary
 from lessons_lib.transformer.config import EncoderConfig
 from lessons_lib.validation import check_choice, check_int, check_number, check_probability, strict_from_dict
 
@@ -214,4 +215,10 @@ def resolve_configs(preset: str, overrides: Mapping[str, Any] | None = None,
     if classifier.encoder.max_positions < train.max_len:
         raise CourseInputError(f"max_positions={classifier.encoder.max_positions} is shorter than the "
                                f"training max_len={train.max_len}")
+    if classifier.encoder.pad_id != Vocabulary.pad_id:
+        raise CourseInputError(f"EncoderConfig.pad_id must be {Vocabulary.pad_id} (the id of [PAD] in the pair "
+                               f"vocabulary), got {classifier.encoder.pad_id}")
+    if classifier.n_classes != 2:
+        raise CourseInputError(f"PairClassifierConfig.n_classes must be 2 (a pair is labelled 0, different meaning, "
+                               f"or 1, same meaning), got {classifier.n_classes}")
     return classifier, train

@@ -8,18 +8,24 @@ from an argument or the ``LCQMC_DIR`` environment variable, and falls back to th
 written for the course (``data/lcqmc_sample``), always saying which one it chose.
 
 Nothing is dropped silently: a malformed line raises :class:`CourseInputError` naming the
-file and line, or, in lenient mode, is skipped and listed in :attr:`LcqmcSplit.skipped`.
-Exact duplicates and pairs seen with both labels are counted (and kept, as in the source).
+file and line, or, in lenient mode, is skipped and listed in :attr:`LcqmcSplit.skipped`
+(:func:`write_skipped_lines` writes every one of them, with its reason, to a file). An empty
+split, and a folder holding two candidate files for one split (``train.txt`` and
+``train.tsv``), are errors too. Exact duplicates and pairs seen with both labels are counted
+(and kept, as in the source). :func:`examples_fingerprint` identifies a list of pairs, so
+that a run or its predictions can tell which data they came from.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Sequence
 
-from lessons_lib.errors import CourseInputError
+from lessons_lib.errors import CourseInputError, file_errors
 from lessons_lib.paths import LCQMC_ENV_VAR, LCQMC_SAMPLE_DIR
 
 __all__ = [
@@ -29,7 +35,9 @@ __all__ = [
     "LcqmcSplit",
     "LcqmcData",
     "DataSource",
+    "examples_fingerprint",
     "read_lcqmc_file",
+    "write_skipped_lines",
     "find_split_file",
     "resolve_data_dir",
     "load_lcqmc",
@@ -59,6 +67,14 @@ class SkippedLine:
     text: str
 
 
+def examples_fingerprint(examples: Sequence[PairExample]) -> str:
+    """A short hash of the pairs (texts and labels, in order): equal fingerprints mean the same data."""
+    digest = hashlib.sha256()
+    for ex in examples:
+        digest.update(f"{ex.text_a}\t{ex.text_b}\t{ex.label}\n".encode("utf-8"))
+    return digest.hexdigest()[:16]
+
+
 @dataclass
 class LcqmcSplit:
     """The pairs of one file, with what reading it found.
@@ -79,6 +95,10 @@ class LcqmcSplit:
 
     def __len__(self) -> int:
         return len(self.examples)
+
+    def fingerprint(self) -> str:
+        """:func:`examples_fingerprint` of the split's pairs."""
+        return examples_fingerprint(self.examples)
 
     def label_counts(self) -> dict[int, int]:
         counts = Counter(ex.label for ex in self.examples)
@@ -146,7 +166,8 @@ def read_lcqmc_file(path: str | Path, *, lenient: bool = False, name: str | None
     path = Path(path)
     if not path.is_file():
         raise CourseInputError(f"LCQMC file not found: {path}")
-    raw_lines = path.read_bytes().split(b"\n")
+    with file_errors(path):
+        raw_lines = path.read_bytes().split(b"\n")
     if raw_lines and raw_lines[-1] == b"":  # the newline that ends the last line
         raw_lines.pop()
     examples: list[PairExample] = []
@@ -184,17 +205,20 @@ def find_split_file(data_dir: str | Path, split: str) -> Path:
     """The file of ``split`` in ``data_dir`` (``train.tsv``, ``train.txt``, ...).
 
     Raises:
-        CourseInputError: unknown split, or no such file (the message lists the names tried).
+        CourseInputError: unknown split, no such file (the message lists the names tried), or
+            more than one (which one was meant is not for the course to guess).
     """
     if split not in SPLITS:
         raise CourseInputError(f"`split` must be one of {SPLITS}, got {split!r}")
     data_dir = Path(data_dir)
     names = [pattern.format(split=split) for pattern in _SPLIT_FILE_PATTERNS]
-    for file_name in names:
-        candidate = data_dir / file_name
-        if candidate.is_file():
-            return candidate
-    raise CourseInputError(f"no {split} file in {data_dir}: tried {', '.join(names)}")
+    found = [data_dir / name for name in names if (data_dir / name).is_file()]
+    if len(found) > 1:
+        raise CourseInputError(f"{data_dir} holds {len(found)} {split} files ({', '.join(p.name for p in found)}): "
+                               "keep one, or point --data-dir at a folder with one file per split")
+    if not found:
+        raise CourseInputError(f"no {split} file in {data_dir}: tried {', '.join(names)}")
+    return found[0]
 
 
 @dataclass(frozen=True)
@@ -260,4 +284,26 @@ def load_lcqmc(data_dir: str | Path | None = None, *, lenient: bool = False) -> 
         split: read_lcqmc_file(find_split_file(source.path, split), lenient=lenient, name=split)
         for split in SPLITS
     }
+    for split in splits.values():
+        if not split.examples:
+            skipped = f" ({len(split.skipped)} malformed lines skipped)" if split.skipped else ""
+            raise CourseInputError(f"{split.path}: the {split.name} split holds no pairs{skipped}")
     return LcqmcData(source, splits["train"], splits["dev"], splits["test"])
+
+
+def write_skipped_lines(splits: Sequence[LcqmcSplit], path: str | Path) -> int:
+    """Write every line that lenient reading skipped to ``path`` (TSV: file, line, reason, text); returns how many.
+
+    The text is written with tabs and line breaks escaped, so that each skipped line stays one row.
+    """
+    path = Path(path)
+    rows = ["file\tline\treason\ttext"]
+    count = 0
+    for split in splits:
+        for skipped in split.skipped:
+            text = skipped.text.replace("\\", "\\\\").replace("\t", "\\t").replace("\r", "\\r")
+            rows.append(f"{split.path}\t{skipped.line}\t{skipped.reason}\t{text}")
+            count += 1
+    with file_errors(path, "write"):
+        path.write_text("\n".join(rows) + "\n", encoding="utf-8")
+    return count

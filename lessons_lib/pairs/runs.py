@@ -3,10 +3,18 @@
 A run folder (``lessons train --out DIR``, or one run of ``lessons experiment``) holds:
 
 - ``checkpoint.pt`` — after every epoch: weights, optimiser, scheduler and RNG states,
-  the per-epoch history, the training and model configs, the vocabulary's fingerprint;
+  the per-epoch history, the training and model configs, the vocabulary's fingerprint and
+  the run's *identity* (below);
 - ``vocab.json`` — the vocabulary the weights were trained with;
 - ``metrics.json`` — the per-epoch metrics, readable without torch;
-- ``predictions.json`` — dev/test predictions and labels (written by ``lessons train``).
+- ``predictions.json`` — dev/test predictions and labels, each with the fingerprint of the
+  pairs they were made on (written by ``lessons train`` when the run has finished);
+- ``skipped_lines.tsv`` — with ``--lenient``, every malformed line that was skipped.
+
+A run's identity is a nested dict of everything that shapes it (the data's fingerprints,
+the model and training options, limits, the vocabulary): a checkpoint is only resumed by a
+run with the same identity, and :func:`identity_differences` names the fields that differ.
+Predictions are only compared (``lessons compare``) when they were made on the same pairs.
 
 Checkpoints are read with ``torch.load(weights_only=True)``: a checkpoint holds tensors,
 numbers, strings, lists and dicts only, so a crafted file cannot run code when it is
@@ -15,15 +23,16 @@ loaded. :func:`load_run` gives everything needed to rebuild the model.
 
 from __future__ import annotations
 
+import json
 import pickle
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping, Sequence
 
 import torch
 
-from lessons_lib.errors import CourseInputError
+from lessons_lib.errors import CourseInputError, file_errors
 from lessons_lib.pairs.classifier import PairClassifier
 from lessons_lib.pairs.config import PairClassifierConfig, TrainConfig
 from lessons_lib.pairs.vocab import Vocabulary
@@ -33,8 +42,16 @@ __all__ = [
     "METRICS_NAME",
     "VOCAB_NAME",
     "PREDICTIONS_NAME",
+    "SKIPPED_LINES_NAME",
+    "RUN_FILES",
+    "TRAINER_FILES",
+    "clear_run_folder",
+    "identity_differences",
+    "save_predictions",
+    "load_predictions",
     "save_checkpoint",
     "load_checkpoint",
+    "load_weights",
     "FinishedRun",
     "load_run",
     "load_pair_classifier",
@@ -44,14 +61,105 @@ CHECKPOINT_NAME = "checkpoint.pt"
 METRICS_NAME = "metrics.json"
 VOCAB_NAME = "vocab.json"
 PREDICTIONS_NAME = "predictions.json"
+SKIPPED_LINES_NAME = "skipped_lines.tsv"
+# The files of a run that the trainer owns: a run that starts afresh removes them first.
+TRAINER_FILES = (CHECKPOINT_NAME, CHECKPOINT_NAME + ".tmp", METRICS_NAME, VOCAB_NAME, PREDICTIONS_NAME)
+# Every file a run folder may hold.
+RUN_FILES = (*TRAINER_FILES, SKIPPED_LINES_NAME)
+_PREDICTIONS_FORMAT = "lessons-predictions/1"
+
+
+def clear_run_folder(directory: str | Path, names: Sequence[str] = RUN_FILES) -> list[Path]:
+    """Delete the run files ``names`` in ``directory`` (other files are left alone); returns the deleted paths."""
+    removed = []
+    for name in names:
+        path = Path(directory) / name
+        if path.is_file():
+            with file_errors(path, "delete"):
+                path.unlink()
+            removed.append(path)
+    return removed
+
+
+def identity_differences(saved: Any, current: Any, prefix: str = "") -> list[str]:
+    """The fields of two run identities that differ, as ``"name: saved → current"`` lines.
+
+    Nested dicts are compared field by field (``model_config.encoder.d_model``); a field
+    present on one side only differs too.
+    """
+    if isinstance(saved, Mapping) and isinstance(current, Mapping):
+        out = []
+        for key in sorted(set(saved) | set(current), key=str):
+            name = f"{prefix}.{key}" if prefix else str(key)
+            if key not in saved:
+                out.append(f"{name}: missing in the checkpoint, {_short(current[key])} now")
+            elif key not in current:
+                out.append(f"{name}: {_short(saved[key])} in the checkpoint, missing now")
+            else:
+                out.extend(identity_differences(saved[key], current[key], name))
+        return out
+    if saved == current:
+        return []
+    return [f"{prefix or 'identity'}: {_short(saved)} in the checkpoint, {_short(current)} now"]
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def save_predictions(path: str | Path, splits: Mapping[str, tuple[Sequence[int], Sequence[int], str]]) -> Path:
+    """Write ``{split: (predictions, labels, fingerprint of the pairs)}`` as ``predictions.json``."""
+    path = Path(path)
+    saved = {"format": _PREDICTIONS_FORMAT}
+    for split, (predictions, labels, fingerprint) in splits.items():
+        if len(predictions) != len(labels):
+            raise CourseInputError(f"{split}: {len(predictions)} predictions for {len(labels)} labels")
+        saved[split] = {"predictions": [int(p) for p in predictions], "labels": [int(y) for y in labels],
+                        "fingerprint": fingerprint}
+    with file_errors(path, "write"):
+        path.write_text(json.dumps(saved) + "\n", encoding="utf-8")
+    return path
+
+
+def load_predictions(path: str | Path, split: str) -> dict:
+    """The ``split`` entry of a ``predictions.json``: ``{"predictions", "labels", "fingerprint"}``, checked.
+
+    Raises:
+        CourseInputError: a missing, unreadable or malformed file, or no ``split`` in it.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise CourseInputError(f"no {path.name} in {path.parent}: finish a `lessons train` run there first")
+    with file_errors(path):
+        text = path.read_text(encoding="utf-8", errors="replace")
+    try:
+        saved = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise CourseInputError(f"{path}: not valid JSON ({error})") from None
+    if not isinstance(saved, dict) or saved.get("format") != _PREDICTIONS_FORMAT:
+        raise CourseInputError(f"{path}: not predictions written by `lessons train` (expected format "
+                               f"{_PREDICTIONS_FORMAT!r}); train the run again")
+    entry = saved.get(split)
+    if entry is None:
+        raise CourseInputError(f"{path} holds no {split} predictions")
+    if not (isinstance(entry, dict) and isinstance(entry.get("fingerprint"), str)
+            and all(isinstance(entry.get(key), list) and all(type(v) is int and v in (0, 1) for v in entry[key])
+                    for key in ("predictions", "labels"))
+            and len(entry["predictions"]) == len(entry["labels"])):
+        raise CourseInputError(f"{path}: its {split} entry is malformed (expected equally long lists of 0/1 "
+                               "predictions and labels and a fingerprint)")
+    return entry
 
 
 def save_checkpoint(state: dict, path: str | Path) -> Path:
     """Write ``state`` to ``path`` atomically: an interrupted save never leaves half a file behind."""
     path = Path(path)
     tmp = path.with_suffix(path.suffix + ".tmp")
-    torch.save(state, tmp)
-    tmp.replace(path)
+    with file_errors(path, "write"):
+        with open(tmp, "wb") as handle:  # opened here, so that a failure is an OSError naming the file
+            torch.save(state, handle)
+        tmp.replace(path)
     return path
 
 
@@ -65,11 +173,12 @@ def load_checkpoint(path: str | Path, vocab: Vocabulary | None = None) -> dict:
     path = Path(path)
     if not path.is_file():
         raise CourseInputError(f"checkpoint not found: {path}")
-    try:
-        checkpoint = torch.load(path, map_location="cpu", weights_only=True)
-    except (pickle.UnpicklingError, zipfile.BadZipFile, EOFError, RuntimeError, ValueError) as error:
-        first_line = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-        raise CourseInputError(f"{path} is not a readable course checkpoint ({first_line[:200]})") from None
+    with file_errors(path):
+        try:
+            checkpoint = torch.load(path, map_location="cpu", weights_only=True)
+        except (pickle.UnpicklingError, zipfile.BadZipFile, EOFError, RuntimeError, ValueError) as error:
+            first_line = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+            raise CourseInputError(f"{path} is not a readable course checkpoint ({first_line[:200]})") from None
     if not isinstance(checkpoint, dict) or "model_state" not in checkpoint:
         raise CourseInputError(f"{path} is not a checkpoint written by lessons_lib.pairs.trainer")
     if vocab is not None:
@@ -124,5 +233,14 @@ def load_pair_classifier(directory: str | Path) -> tuple[PairClassifier, Vocabul
     except CourseInputError as error:
         raise CourseInputError(f"{run.directory}: the checkpoint's model config is not a pair classifier's ({error})") from None
     model = PairClassifier(config)
-    model.load_state_dict(run.model_state)
+    load_weights(model, run.model_state, run.directory / CHECKPOINT_NAME)
     return model.eval(), run.vocab, run
+
+
+def load_weights(model: torch.nn.Module, state: Mapping[str, Any], where: str | Path) -> None:
+    """``model.load_state_dict(state)``; weights of another shape or name are an error naming ``where``."""
+    try:
+        model.load_state_dict(state)
+    except (RuntimeError, TypeError, KeyError) as error:
+        first_line = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        raise CourseInputError(f"{where}: its weights do not fit this model ({first_line[:300]})") from None

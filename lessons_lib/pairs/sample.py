@@ -65,7 +65,7 @@ from dataclasses import dataclass, field
 from itertools import combinations
 from pathlib import Path
 
-from lessons_lib.errors import CourseInputError
+from lessons_lib.errors import CourseInputError, file_errors
 from lessons_lib.pairs.baselines import char_overlap
 from lessons_lib.pairs.data import SPLITS, PairExample
 from lessons_lib.pairs.stats import LCQMC_MEASURED, SplitStatistics, split_statistics
@@ -131,7 +131,12 @@ def read_question_groups(path: str | Path = SOURCE_FILE) -> list[QuestionGroup]:
         groups.append(QuestionGroup(len(groups), topic or "", tuple(current), start))
         current = []
 
-    for number, raw in enumerate(path.read_text(encoding="utf-8-sig").splitlines(), start=1):
+    try:
+        with file_errors(path):
+            lines = path.read_text(encoding="utf-8-sig").splitlines()
+    except UnicodeDecodeError as error:
+        raise CourseInputError(f"{path}: not UTF-8 text ({error.reason} at byte {error.start})") from None
+    for number, raw in enumerate(lines, start=1):
         line = raw.strip()
         if not line:
             close_group()
@@ -554,22 +559,26 @@ def build_sample(source: str | Path = SOURCE_FILE, out_dir: str | Path = LCQMC_S
     recipe = SampleRecipe(**{**(recipe or SampleRecipe()).__dict__, "seed": seed})
     groups = read_question_groups(source)
     owner = {q: g for g in groups for q in g.questions}
-    size, candidates = _eval_candidates(groups)
-    counts = role_counts(size, recipe.eval_positives)
     rng = random.Random(recipe.seed)
     overlaps = OverlapIndex(groups)
-    chosen = choose_eval_groups(candidates, counts.total, overlaps.twins(owner, recipe.twin_overlap), rng)
-    plan = plan_roles(groups, chosen, counts, rng)
-    used = {frozenset(pair) for kinds in plan.positives.values() for pairs in kinds.values() for pair in pairs}
-    negatives = _draw_negatives(plan, NegativeSampler(owner, overlaps, used, rng, recipe), recipe)
+    try:  # what follows fails only when the source as a whole cannot give the sample: name it
+        size, candidates = _eval_candidates(groups)
+        counts = role_counts(size, recipe.eval_positives)
+        chosen = choose_eval_groups(candidates, counts.total, overlaps.twins(owner, recipe.twin_overlap), rng)
+        plan = plan_roles(groups, chosen, counts, rng)
+        used = {frozenset(pair) for kinds in plan.positives.values() for pairs in kinds.values() for pair in pairs}
+        negatives = _draw_negatives(plan, NegativeSampler(owner, overlaps, used, rng, recipe), recipe)
+    except CourseInputError as error:
+        raise CourseInputError(f"{source}: {error}") from None
     out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
     splits: dict[str, list[PairExample]] = {}
     for offset, split in enumerate(SPLITS):  # one generator per split: resizing one never moves another
         positives = [pair for pairs in plan.positives[split].values() for pair in pairs]
         splits[split] = _ordered_examples(positives, negatives[split], random.Random(recipe.seed + 10 + offset))
-        with open(out_dir / f"{split}.tsv", "w", encoding="utf-8", newline="\n") as handle:
-            handle.writelines(f"{e.text_a}\t{e.text_b}\t{e.label}\n" for e in splits[split])
+        with file_errors(out_dir / f"{split}.tsv", "write"):
+            out_dir.mkdir(parents=True, exist_ok=True)
+            with open(out_dir / f"{split}.tsv", "w", encoding="utf-8", newline="\n") as handle:
+                handle.writelines(f"{e.text_a}\t{e.text_b}\t{e.label}\n" for e in splits[split])
     verify_sample(splits, owner, plan)
     return SampleStats(groups=len(groups), questions=len(owner), topics=len({g.topic for g in groups}),
                        roles=counts, train_groups=sum(role == "train" for role, _ in plan.roles.values()),

@@ -157,9 +157,20 @@ def mcnemar_power(n_pairs: int, discordant_share: float, difference: float, alph
         b = _critical_wins(n_d, alpha)
         if b is None:
             continue
-        p_tail = math.fsum(_binomial_pmf(n_d, k, win) for k in range(b, n_d + 1))
-        power += _binomial_pmf(n_pairs, n_d, q) * p_tail
+        power += _binomial_pmf(n_pairs, n_d, q) * _upper_tail(n_d, b, win)
     return min(1.0, power)
+
+
+def _upper_tail(n: int, k: int, p: float) -> float:
+    """``P[Bin(n, p) ≥ k]``, by the recurrence ``pmf(j + 1) = pmf(j) · (n − j) / (j + 1) · p / (1 − p)``."""
+    if p >= 1.0:
+        return 1.0
+    term, total = _binomial_pmf(n, k, p), 0.0
+    ratio = p / (1 - p)
+    for j in range(k, n + 1):
+        total += term
+        term *= (n - j) / (j + 1) * ratio
+    return total
 
 
 @dataclass(frozen=True)

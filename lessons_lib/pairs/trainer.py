@@ -13,30 +13,36 @@ into ``batch.extras``.
 - :func:`train_pair_classifier`: seeded, clipped, tqdm progress, a checkpoint after every
   epoch, resumable (a resumed run ends bit-identical to an uninterrupted one: the batch
   order of epoch ``e`` depends only on ``(seed, e)`` and the RNG state is checkpointed).
-  Its steps are named: resume, one epoch, evaluate, save.
+  Its steps are named: resume, one epoch, evaluate, save. A checkpoint is resumed only by a
+  run of the same identity (training and model options, vocabulary, parameter shapes, and
+  whatever the caller adds: the data's fingerprints, limits); a loss that is not finite
+  stops the run with an error naming the epoch and step.
 
 Scoring lives in :mod:`lessons_lib.pairs.metrics`; the run folder in :mod:`lessons_lib.pairs.runs`.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import torch
 from torch import nn
 from torch.nn import functional as F
 
-from lessons_lib.errors import CourseInputError
+from lessons_lib.errors import CourseInputError, file_errors
 from lessons_lib.pairs.config import TrainConfig
-from lessons_lib.pairs.data import PairExample
+from lessons_lib.pairs.data import PairExample, examples_fingerprint
 from lessons_lib.pairs.encoding import ExtrasFn, make_batches
 from lessons_lib.pairs.metrics import EvalResult, evaluate
-from lessons_lib.pairs.runs import CHECKPOINT_NAME, METRICS_NAME, VOCAB_NAME, load_checkpoint, save_checkpoint
+from lessons_lib.pairs.runs import (CHECKPOINT_NAME, METRICS_NAME, PREDICTIONS_NAME, TRAINER_FILES, VOCAB_NAME,
+                                    clear_run_folder, identity_differences, load_checkpoint, load_weights,
+                                    save_checkpoint)
 from lessons_lib.pairs.vocab import Vocabulary
 
 __all__ = [
@@ -174,10 +180,13 @@ class _Trainer:
     """The state of one training run and its named steps (see :func:`train_pair_classifier`)."""
 
     def __init__(self, model: nn.Module, vocab: Vocabulary, config: TrainConfig, device: torch.device,
-                 steps_per_epoch: int, extras_fn: ExtrasFn | None, model_config: dict | None) -> None:
+                 steps_per_epoch: int, extras_fn: ExtrasFn | None, model_config: dict | None,
+                 run_identity: Mapping[str, Any] | None = None) -> None:
         self.model, self.vocab, self.config, self.device = model, vocab, config, device
         self.extras_fn, self.model_config = extras_fn, model_config
         self.steps_per_epoch = steps_per_epoch
+        self.identity = {**(run_identity or {}), "train_config": config.to_dict(), "model_config": model_config,
+                         "vocabulary": vocab.fingerprint(), "parameters": _parameter_fingerprint(model)}
         model.to(device)
         self.optimizer = build_optimizer(model, config)
         self.scheduler = build_scheduler(self.optimizer, config, steps_per_epoch * config.epochs)
@@ -185,19 +194,25 @@ class _Trainer:
         self.epoch = 0
 
     def resume(self, checkpoint_path: Path, log: Callable[[str], None] | None) -> None:
-        """Continue from a checkpoint written with the same options and vocabulary."""
-        checkpoint = load_checkpoint(checkpoint_path, self.vocab)
-        if checkpoint["train_config"] != self.config.to_dict():
+        """Continue from a checkpoint written by a run of the same identity (else an error naming the fields)."""
+        checkpoint = load_checkpoint(checkpoint_path)
+        differences = identity_differences(checkpoint.get("run_identity", {}), self.identity)
+        if differences:
+            shown = "; ".join(differences[:6]) + (f"; and {len(differences) - 6} more" if len(differences) > 6 else "")
             raise CourseInputError(
-                f"{checkpoint_path} was written with other training options "
-                f"({checkpoint['train_config']}); resume with the same options or use another output directory"
+                f"cannot resume from {checkpoint_path}: it was written by another run ({shown}). Use the same "
+                "data and options, another output folder, or start afresh (`lessons train --no-resume`)"
             )
-        self.model.load_state_dict(checkpoint["model_state"])
-        self.optimizer.load_state_dict(checkpoint["optimizer_state"])
-        self.scheduler.load_state_dict(checkpoint["scheduler_state"])
-        _set_rng_state(checkpoint["rng_state"])
-        self.history = [EpochMetrics(**h) for h in checkpoint["history"]]
-        self.epoch = checkpoint["epoch"]
+        load_weights(self.model, checkpoint["model_state"], checkpoint_path)
+        try:
+            self.optimizer.load_state_dict(checkpoint["optimizer_state"])
+            self.scheduler.load_state_dict(checkpoint["scheduler_state"])
+            _set_rng_state(checkpoint["rng_state"])
+            self.history = [EpochMetrics(**h) for h in checkpoint["history"]]
+            self.epoch = int(checkpoint["epoch"])
+        except (KeyError, TypeError, ValueError, RuntimeError) as error:
+            raise CourseInputError(f"{checkpoint_path}: its training state is incomplete or malformed "
+                                   f"({type(error).__name__}: {error})") from None
         if log:
             log(f"resuming from {checkpoint_path.name} after epoch {self.epoch}")
 
@@ -214,16 +229,23 @@ class _Trainer:
         bar = tqdm(batches, total=self.steps_per_epoch, desc=f"epoch {epoch}/{config.epochs}", disable=not progress,
                    unit="batch", leave=False)
         started, loss_sum, seen = time.perf_counter(), 0.0, 0
-        for batch in bar:
+        for step, batch in enumerate(bar, start=1):
             batch = batch.to(self.device)
             loss = _training_loss(self.model, batch)
+            loss_value = float(loss.detach())
+            if not math.isfinite(loss_value):
+                raise CourseInputError(
+                    f"training diverged: the loss is {loss_value} at epoch {epoch}, step {step} of "
+                    f"{self.steps_per_epoch} (learning rate {self.optimizer.param_groups[0]['lr']:.3g}); "
+                    "try a smaller --lr, or gradient clipping (--clip-norm)"
+                )
             self.optimizer.zero_grad(set_to_none=True)
             loss.backward()
             if config.clip_norm > 0:
                 nn.utils.clip_grad_norm_(self.model.parameters(), config.clip_norm)
             self.optimizer.step()
             self.scheduler.step()
-            loss_sum += float(loss.detach()) * len(batch)
+            loss_sum += loss_value * len(batch)
             seen += len(batch)
             bar.set_postfix(loss=f"{loss_sum / seen:.4f}")
         return loss_sum / seen, seen, time.perf_counter() - started
@@ -263,13 +285,21 @@ class _Trainer:
             "train_config": config,
             "model_config": self.model_config,
             "vocab_fingerprint": self.vocab.fingerprint(),
+            "run_identity": self.identity,
         }, out_path / CHECKPOINT_NAME)
-        (out_path / METRICS_NAME).write_text(
-            json.dumps({"train_config": config, "model_config": self.model_config,
-                        "best_dev_epoch": best_dev_epoch(self.history),
-                        "epochs": [asdict(h) for h in self.history]}, indent=2, ensure_ascii=False) + "\n",
-            encoding="utf-8",
-        )
+        with file_errors(out_path / METRICS_NAME, "write"):
+            (out_path / METRICS_NAME).write_text(
+                json.dumps({"train_config": config, "model_config": self.model_config,
+                            "best_dev_epoch": best_dev_epoch(self.history),
+                            "epochs": [asdict(h) for h in self.history]}, indent=2, ensure_ascii=False) + "\n",
+                encoding="utf-8",
+            )
+
+
+def _parameter_fingerprint(model: nn.Module) -> str:
+    """A short hash of the model's parameter and buffer names and shapes (not their values)."""
+    shapes = [(name, tuple(t.shape)) for name, t in model.state_dict().items()]
+    return hashlib.sha256(repr(shapes).encode()).hexdigest()[:16]
 
 
 def _epoch_line(metrics: "EpochMetrics", test: EvalResult | None) -> str:
@@ -293,6 +323,8 @@ def train_pair_classifier(
     stop_after_epoch: int | None = None,
     extras_fn: ExtrasFn | None = None,
     model_config: dict | None = None,
+    run_identity: Mapping[str, Any] | None = None,
+    on_start: Callable[[], None] | None = None,
     log: Callable[[str], None] | None = print,
 ) -> TrainResult:
     """Train ``model`` on ``train_examples``, evaluating on dev (and test) after every epoch.
@@ -304,24 +336,45 @@ def train_pair_classifier(
         config: see :class:`TrainConfig`.
         out_dir: where ``checkpoint.pt`` (every epoch), ``metrics.json`` and ``vocab.json`` go;
             ``None`` keeps everything in memory.
-        resume: continue from ``out_dir/checkpoint.pt`` when there is one (same config and vocabulary required).
+        resume: continue from ``out_dir/checkpoint.pt`` when there is one (a run of the same identity
+            required). Starting afresh removes the previous run's files from ``out_dir`` first;
+            resuming removes its ``predictions.json`` (a finished command writes it again).
         device: ``"cpu"`` or ``"cuda"``.
         progress: show a tqdm bar per epoch.
         stop_after_epoch: end after this epoch (to simulate an interruption in tests).
         extras_fn: per-batch hook filling ``batch.extras`` (see :func:`lessons_lib.pairs.encoding.make_batches`).
         model_config: stored in the checkpoint so that the model can be rebuilt from it.
+        run_identity: what else shapes the run (JSON-like: data file names, limits, ...); stored
+            in the checkpoint with the fingerprints of the three splits' pairs, the options, the
+            vocabulary and the parameter shapes, and compared field by field before resuming.
+        on_start: called once the run folder is settled (resumed, or cleared for a fresh
+            start), before the first epoch: the place to write files of one's own there.
         log: where one-line epoch summaries go (``None``: nowhere).
+
+    Raises:
+        CourseInputError: empty splits, a checkpoint of another run, or a loss that is not finite.
     """
     if len(train_examples) == 0 or len(dev_examples) == 0:
         raise CourseInputError("training needs non-empty train and dev splits")
+    identity = {"data": {"train": examples_fingerprint(train_examples), "dev": examples_fingerprint(dev_examples),
+                         "test": None if test_examples is None else examples_fingerprint(test_examples)},
+                **(run_identity or {})}
     trainer = _Trainer(model, vocab, config, resolve_device(device), math.ceil(len(train_examples) / config.batch_size),
-                       extras_fn, model_config)
+                       extras_fn, model_config, identity)
     out_path = Path(out_dir) if out_dir is not None else None
     if out_path is not None:
-        out_path.mkdir(parents=True, exist_ok=True)
+        with file_errors(out_path, "create the folder"):
+            out_path.mkdir(parents=True, exist_ok=True)
         if resume and (out_path / CHECKPOINT_NAME).is_file():
             trainer.resume(out_path / CHECKPOINT_NAME, log)
+            clear_run_folder(out_path, [PREDICTIONS_NAME])  # predictions exist only for a finished command
+        else:
+            removed = clear_run_folder(out_path, TRAINER_FILES)
+            if removed and log:
+                log(f"starting afresh: removed {', '.join(p.name for p in removed)} of the previous run in {out_path}")
         vocab.save(out_path / VOCAB_NAME)
+    if on_start is not None:
+        on_start()
     resumed_from = trainer.epoch
     dev_result = test_result = None
     last_epoch = config.epochs if stop_after_epoch is None else min(config.epochs, stop_after_epoch)

@@ -19,7 +19,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Iterable, Sequence
 
-from lessons_lib.errors import CourseInputError
+from lessons_lib.errors import CourseInputError, file_errors
 from lessons_lib.validation import check_int
 
 __all__ = ["PAD", "UNK", "CLS", "SEP", "SPECIAL_TOKENS", "tokenize_chars", "Vocabulary"]
@@ -107,15 +107,20 @@ class Vocabulary:
     def save(self, path: str | Path) -> Path:
         """Write the vocabulary as JSON (UTF-8, one list of tokens)."""
         path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(self.to_dict(), ensure_ascii=False, indent=0) + "\n", encoding="utf-8")
+        with file_errors(path, "write"):
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(json.dumps(self.to_dict(), ensure_ascii=False, indent=0) + "\n", encoding="utf-8")
         return path
 
     @classmethod
     def from_dict(cls, data: dict, where: str = "vocabulary") -> "Vocabulary":
-        if not isinstance(data, dict) or data.get("format") != _FORMAT or not isinstance(data.get("tokens"), list):
+        if (not isinstance(data, dict) or data.get("format") != _FORMAT or not isinstance(data.get("tokens"), list)
+                or not all(isinstance(t, str) for t in data["tokens"])):
             raise CourseInputError(f"{where}: not a course vocabulary (expected format {_FORMAT!r})")
-        vocab = cls(data["tokens"])
+        try:
+            vocab = cls(data["tokens"])
+        except CourseInputError as error:
+            raise CourseInputError(f"{where}: {error}") from None
         if data.get("fingerprint") not in (None, vocab.fingerprint()):
             raise CourseInputError(f"{where}: its token list does not match its recorded fingerprint (edited by hand?)")
         return vocab
@@ -127,7 +132,8 @@ class Vocabulary:
         if not path.is_file():
             raise CourseInputError(f"vocabulary file not found: {path}")
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except json.JSONDecodeError as error:
-            raise CourseInputError(f"{path}: not valid JSON ({error})") from error
+            with file_errors(path):
+                data = json.loads(path.read_text(encoding="utf-8"))
+        except (json.JSONDecodeError, UnicodeDecodeError) as error:
+            raise CourseInputError(f"{path}: not valid JSON ({error})") from None
         return cls.from_dict(data, where=str(path))

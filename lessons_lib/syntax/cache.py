@@ -6,21 +6,24 @@ the SHA-256 of the **parser's name, the parser's version and the sentence text**
 version from :func:`lessons_lib.syntax.parser.parser_identity` includes a fingerprint of
 the parser's weights, so a retrained or different parser never reads another parser's
 parses: its lookups miss and it parses again (invalidation). Old entries stay until
-:meth:`ParseCache.prune` removes them.
+:meth:`ParseCache.prune` removes them. Every entry read is checked (its words spell its
+text, its heads form one tree): an entry edited or damaged on disk is an error naming the
+cache file, never a silently wrong parse; so is a file that is not an SQLite database.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
 import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterable, Sequence
+from typing import Callable, Iterable, Iterator, Sequence
 
 from lessons_lib import paths
-from lessons_lib.errors import CourseInputError
+from lessons_lib.errors import CourseInputError, file_errors
 from lessons_lib.validation import check_int
 from lessons_lib.syntax.parser import Parse, check_texts, doc_to_parse
 
@@ -45,16 +48,29 @@ class ParseCache:
         if not parser_name or not parser_version:
             raise CourseInputError("`parser_name` and `parser_version` must be non-empty")
         self.directory = Path(directory)
-        self.directory.mkdir(parents=True, exist_ok=True)
+        if self.directory.exists() and not self.directory.is_dir():
+            raise CourseInputError(f"parse cache folder {self.directory} is a file, not a folder")
         self.path = self.directory / CACHE_FILE
         self.parser_name = parser_name
         self.parser_version = parser_version
-        self._db = sqlite3.connect(self.path)
-        self._db.execute(
-            "CREATE TABLE IF NOT EXISTS parses (key TEXT PRIMARY KEY, parser TEXT NOT NULL, "
-            "version TEXT NOT NULL, text TEXT NOT NULL, parse TEXT NOT NULL)"
-        )
-        self._db.commit()
+        with file_errors(self.directory, "create the parse cache in"):
+            self.directory.mkdir(parents=True, exist_ok=True)
+        with self._database_errors():
+            self._db = sqlite3.connect(self.path)
+            self._db.execute(
+                "CREATE TABLE IF NOT EXISTS parses (key TEXT PRIMARY KEY, parser TEXT NOT NULL, "
+                "version TEXT NOT NULL, text TEXT NOT NULL, parse TEXT NOT NULL)"
+            )
+            self._db.commit()
+
+    @contextlib.contextmanager
+    def _database_errors(self) -> Iterator[None]:
+        """An SQLite error (a damaged or foreign file) as a :class:`CourseInputError` naming the file."""
+        try:
+            yield
+        except sqlite3.Error as error:
+            raise CourseInputError(f"parse cache {self.path} is not a readable parse cache ({error}); "
+                                   "delete it and parse again (`lessons preparse`)") from None
 
     def close(self) -> None:
         self._db.close()
@@ -75,15 +91,25 @@ class ParseCache:
         keys = list(wanted)
         for start in range(0, len(keys), 500):  # SQLite limits the number of parameters
             chunk = keys[start : start + 500]
-            rows = self._db.execute(
-                f"SELECT key, parse FROM parses WHERE key IN ({','.join('?' * len(chunk))})", chunk
-            ).fetchall()
+            with self._database_errors():
+                rows = self._db.execute(
+                    f"SELECT key, parse FROM parses WHERE key IN ({','.join('?' * len(chunk))})", chunk
+                ).fetchall()
             for key, blob in rows:
-                parse = Parse.from_json(json.loads(blob))
-                if parse.text != wanted[key]:  # a hash collision would be a bug worth knowing about
-                    raise CourseInputError(f"parse cache {self.path}: entry for {wanted[key]!r} holds {parse.text!r}")
-                found[parse.text] = parse
+                found[wanted[key]] = self._entry(wanted[key], blob)
         return found
+
+    def _entry(self, text: str, blob: str) -> Parse:
+        """The stored parse of ``text``, checked: it must be this text's, spelled by its words, one tree."""
+        where = f"parse cache {self.path}, entry for {text!r}"
+        try:
+            data = json.loads(blob)
+        except (TypeError, json.JSONDecodeError) as error:
+            raise CourseInputError(f"{where}: not JSON ({error}); delete the cache file and parse again") from None
+        parse = Parse.from_json(data if isinstance(data, dict) else {}, where=where)
+        if parse.text != text:  # a hash collision, or an edited entry
+            raise CourseInputError(f"{where}: holds {parse.text!r}; delete the cache file and parse again")
+        return parse
 
     def get(self, text: str) -> Parse | None:
         return self.get_many([text]).get(text)
@@ -92,20 +118,23 @@ class ParseCache:
         """Store parses (replacing entries with the same key); returns how many."""
         rows = [(self._key(p.text), self.parser_name, self.parser_version, p.text,
                  json.dumps(p.to_json(), ensure_ascii=False)) for p in parses]
-        self._db.executemany("INSERT OR REPLACE INTO parses VALUES (?, ?, ?, ?, ?)", rows)
-        self._db.commit()
+        with self._database_errors():
+            self._db.executemany("INSERT OR REPLACE INTO parses VALUES (?, ?, ?, ?, ?)", rows)
+            self._db.commit()
         return len(rows)
 
     def __len__(self) -> int:
         """Entries of *this* parser identity."""
-        return self._db.execute("SELECT COUNT(*) FROM parses WHERE parser = ? AND version = ?",
-                                (self.parser_name, self.parser_version)).fetchone()[0]
+        with self._database_errors():
+            return self._db.execute("SELECT COUNT(*) FROM parses WHERE parser = ? AND version = ?",
+                                    (self.parser_name, self.parser_version)).fetchone()[0]
 
     def prune(self) -> int:
         """Delete entries of every other parser identity; returns how many were deleted."""
-        cursor = self._db.execute("DELETE FROM parses WHERE NOT (parser = ? AND version = ?)",
-                                  (self.parser_name, self.parser_version))
-        self._db.commit()
+        with self._database_errors():
+            cursor = self._db.execute("DELETE FROM parses WHERE NOT (parser = ? AND version = ?)",
+                                      (self.parser_name, self.parser_version))
+            self._db.commit()
         return cursor.rowcount
 
 

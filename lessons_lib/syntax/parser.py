@@ -64,9 +64,27 @@ class Parse:
                 "deprels": list(self.deprels), "removed_spaces": self.removed_spaces}
 
     @classmethod
-    def from_json(cls, data: dict) -> "Parse":
-        return cls(data["text"], tuple(data["words"]), tuple(data["heads"]), tuple(data["deprels"]),
-                   int(data.get("removed_spaces", 0)))
+    def from_json(cls, data: dict, where: str = "parse") -> "Parse":
+        """The parse stored by :meth:`to_json`, checked (see :meth:`check`)."""
+        try:
+            parse = cls(data["text"], tuple(data["words"]), tuple(data["heads"]), tuple(data["deprels"]),
+                        int(data.get("removed_spaces", 0)))
+        except (KeyError, TypeError, ValueError, AttributeError) as error:
+            raise CourseInputError(f"{where}: not a stored parse ({type(error).__name__}: {error})") from None
+        return parse.check(where)
+
+    def check(self, where: str = "parse") -> "Parse":
+        """Raise unless the words spell the text (whitespace left out) and the heads form one tree."""
+        if not isinstance(self.text, str) or not all(isinstance(w, str) for w in self.words):
+            raise CourseInputError(f"{where}: the text and the words must be strings")
+        if not len(self.words) == len(self.heads) == len(self.deprels):
+            raise CourseInputError(f"{where}: {len(self.words)} words, {len(self.heads)} heads and "
+                                   f"{len(self.deprels)} relations")
+        spelled = [ch for word in self.words for ch in word if not ch.isspace()]
+        if spelled != [ch for ch in self.text if not ch.isspace()]:
+            raise CourseInputError(f"{where}: the words {list(self.words)} do not spell the text {self.text!r}")
+        validate_heads(self.heads, name=where)
+        return self
 
 
 def _register_single_sentence() -> None:
@@ -144,9 +162,14 @@ def load_parser(name_or_path: str | os.PathLike | None = None, prefer_official: 
                 f"parser folder not found: {name_or_path}; train it with `lessons train-parser` "
                 "or install an official pipeline (python -m spacy download zh_core_web_sm)"
             )
-    elif importlib.util.find_spec(text) is None:
+    elif not text.isidentifier() or importlib.util.find_spec(text) is None:
         raise CourseInputError(f"spaCy pipeline {text!r} is not installed (`python -m spacy download {text}`)")
-    return prepare_pipeline(spacy.load(name_or_path), use_jieba=use_jieba)
+    try:
+        nlp = spacy.load(name_or_path)
+    except (OSError, ValueError, ImportError, KeyError) as error:  # spaCy's ways of refusing a folder
+        first_line = (str(error).strip().splitlines() or [type(error).__name__])[0]
+        raise CourseInputError(f"cannot load the spaCy pipeline {text}: {first_line[:200]}") from None
+    return prepare_pipeline(nlp, use_jieba=use_jieba)
 
 
 def parser_identity(nlp) -> tuple[str, str]:

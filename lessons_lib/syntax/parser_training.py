@@ -90,14 +90,14 @@ def read_ud(ud_dir: str | os.PathLike, names: Iterable[str]) -> dict[str, list[T
     """Read UD files from ``ud_dir`` (validated), by file name.
 
     Raises:
-        FileNotFoundError: naming the folder and the missing file.
+        CourseInputError: naming the folder and the missing file.
     """
     ud_dir = Path(ud_dir)
     out = {}
     for name in names:
         path = ud_dir / name
         if not path.is_file():
-            raise FileNotFoundError(f"UD treebank {name} not found in {ud_dir} (see --ud-dir)")
+            raise CourseInputError(f"UD treebank {name} not found in {ud_dir} (see --ud-dir)")
         out[name] = read_conllu(path)
     return out
 

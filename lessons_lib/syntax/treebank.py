@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Sequence
 
-from lessons_lib.errors import CourseInputError
+from lessons_lib.errors import CourseInputError, file_errors
 from lessons_lib.syntax.trees import heads_from_conllu, heads_to_conllu, validate_heads
 
 # The 37 universal relations of UD v2; a subtype ("discourse:sp", "obl:tmod") is accepted
@@ -181,24 +181,30 @@ def read_conllu(path: str | os.PathLike) -> list[TreebankSentence]:
     """Read and validate every sentence of a CoNLL-U file.
 
     Raises:
-        FileNotFoundError: ``path`` does not exist.
-        CourseInputError: a malformed line or an invalid tree, naming file, line and sentence.
+        CourseInputError: a missing or unreadable file (not UTF-8), a malformed line or an
+            invalid tree, naming file, line and sentence.
     """
     path = Path(path)
     if not path.is_file():
-        raise FileNotFoundError(f"CoNLL-U file not found: {path}")
+        raise CourseInputError(f"CoNLL-U file not found: {path}")
     sentences: list[TreebankSentence] = []
     block: list[tuple[int, str]] = []
     seen_ids: dict[str, str] = {}
-    with path.open(encoding="utf-8") as handle:
-        for number, raw in enumerate(handle, start=1):
-            line = raw.rstrip("\n").rstrip("\r")
-            if line.strip():
-                block.append((number, line))
-                continue
-            if block:
-                _add_sentence(_parse_block(block, str(path), len(sentences) + 1), sentences, seen_ids)
-                block = []
+    with file_errors(path):
+        raw_bytes = path.read_bytes()
+    try:
+        text = raw_bytes.decode("utf-8")
+    except UnicodeDecodeError as error:
+        line = raw_bytes[: error.start].count(b"\n") + 1
+        raise CourseInputError(f"{path}:{line}: not UTF-8 ({error.reason})") from None
+    for number, raw in enumerate(text.split("\n"), start=1):
+        line = raw.rstrip("\r")
+        if line.strip():
+            block.append((number, line))
+            continue
+        if block:
+            _add_sentence(_parse_block(block, str(path), len(sentences) + 1), sentences, seen_ids)
+            block = []
     if block:  # the last sentence, when the file lacks its final blank line
         _add_sentence(_parse_block(block, str(path), len(sentences) + 1), sentences, seen_ids)
     return sentences
@@ -220,4 +226,5 @@ def format_conllu(sentences: Iterable[TreebankSentence]) -> str:
 
 def write_conllu(sentences: Iterable[TreebankSentence], path: str | os.PathLike) -> None:
     """Write ``sentences`` as CoNLL-U (UTF-8, ``\\n`` line ends)."""
-    Path(path).write_text(format_conllu(sentences), encoding="utf-8")
+    with file_errors(path, "write"):
+        Path(path).write_text(format_conllu(sentences), encoding="utf-8")

@@ -27,7 +27,7 @@ from lessons_lib.pairs.config import PairClassifierConfig
 from lessons_lib.pairs.data import LcqmcData, PairExample
 from lessons_lib.pairs.encoding import ExtrasFn, make_batches
 from lessons_lib.pairs.metrics import EvalResult, evaluate, mcnemar_exact
-from lessons_lib.pairs.runs import load_run
+from lessons_lib.pairs.runs import load_run, load_weights
 from lessons_lib.pairs.trainer import TrainResult, train_pair_classifier
 from lessons_lib.pairs.vocab import Vocabulary
 from lessons_lib.syntax.buckets import POSITION_UNITS, BucketScheme
@@ -358,5 +358,5 @@ def load_trained(run_dir: str | Path) -> tuple[SyntaxBiasedPairClassifier, Vocab
     scheme = BucketScheme(max_distance=spec["max_distance"], log_buckets=spec["log_buckets"])
     model = _build(PairClassifierConfig.from_dict(spec["classifier"]), scheme, spec["variant"],
                    options_for(spec["variant"], spec["options"]), SyntaxModelOptions(**spec.get("syntax_model", {})))
-    model.load_state_dict(run.model_state)
+    load_weights(model, run.model_state, Path(run_dir))
     return model.eval(), run.vocab

@@ -1,0 +1,307 @@
+"""Running untrusted code (a learner's notebook) in a process of its own, as isolated as the machine allows.
+
+Three levels, tried in this order by :func:`choose_isolation` (``"auto"``), or asked for by name:
+
+``bubblewrap``
+    Debian's ``bwrap`` (``apt-get install bubblewrap``) builds a new mount, PID, network,
+    IPC and user namespace. The process sees the system read-only (``/usr``, a few files
+    of ``/etc``), the Python installation and the course package and data read-only, the
+    files it was given read-only at ``/input`` and a private ``/tmp`` of bounded size
+    (where it works on its own copy); nothing else of the machine's files exists for it.
+    It has no network (a loopback interface only), cannot see or signal other processes,
+    runs as an unprivileged user without capabilities, and dies with the grader.
+``namespaces``
+    ``unshare`` (util-linux) gives a new network, PID and mount namespace: no network, no
+    view of other processes, and all its processes die with it. Files are *not* isolated:
+    the process can read and write whatever the grader's user can.
+``process``
+    Only a process of its own, in a session of its own, in a temporary folder. No network
+    or file isolation at all: use it for trusted submissions only.
+
+At every level the process gets a clean environment and the limits of :class:`Limits`:
+a wall-clock deadline (the caller kills the session), an address-space limit per process
+and a limit on the size of any file it writes; the worker applies them to itself with
+``setrlimit`` before any untrusted code starts (its children inherit them).
+
+:func:`sandbox_command` turns a command into the command that runs it at a given level;
+:func:`run_isolated` runs one to completion (used by tests and by the probe that decides
+whether a level works on this machine).
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import shutil
+import subprocess
+import sys
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Mapping, Sequence
+
+from lessons_lib import paths
+from lessons_lib.errors import CourseInputError
+from lessons_lib.validation import check_choice, check_int, check_number
+
+__all__ = [
+    "ISOLATIONS",
+    "INPUT_DIR",
+    "SANDBOX_TMP",
+    "Limits",
+    "Isolation",
+    "choose_isolation",
+    "sandbox_command",
+    "sandbox_environment",
+    "launch_environment",
+    "kill_session",
+    "run_isolated",
+]
+
+ISOLATIONS = ("bubblewrap", "namespaces", "process")
+# Where a bubblewrap sandbox sees the files it was given (read-only), and its private writable folder.
+INPUT_DIR = "/input"
+SANDBOX_TMP = "/tmp"
+# The unprivileged user a bubblewrap sandbox runs as (Debian's "nobody").
+_SANDBOX_UID = 65534
+# Files of /etc that programs read at start (dynamic linker cache, fonts, user names, time zone).
+_ETC_FILES = ("ld.so.cache", "fonts", "passwd", "group", "nsswitch.conf", "localtime", "mime.types")
+
+_DESCRIPTIONS = {
+    "bubblewrap": ("own mount, PID, network and user namespaces (bubblewrap): the submission sees only its own "
+                   "files (read-only, copied into a private /tmp of bounded size), the system and the course "
+                   "package read-only, no network, no other process; time and memory limits"),
+    "namespaces": ("own network, PID and mount namespaces (unshare): no network, no other process; files are NOT "
+                   "isolated (it can read and write what the grader's user can); time and memory limits"),
+    "process": ("own process and temporary folder only: NO network or file isolation (it can read and write what "
+                "the grader's user can); time and memory limits"),
+}
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What one sandboxed session may use.
+
+    Attributes:
+        notebook_seconds: wall-clock time for a whole session (executing a notebook and
+            answering the grader's calls); the session is killed after it.
+        cell_seconds: time per notebook cell (the kernel is interrupted after it).
+        call_seconds: time per call of a learner's function by the grader.
+        memory_mb: address space of each process, in MiB.
+        disk_mb: bubblewrap: the size of the sandbox's private ``/tmp``; every level: the
+            largest file a process may write.
+    """
+
+    notebook_seconds: float = 1200.0
+    cell_seconds: float = 600.0
+    call_seconds: float = 60.0
+    memory_mb: int = 4096
+    disk_mb: int = 1024
+
+    def __post_init__(self) -> None:
+        for name in ("notebook_seconds", "cell_seconds", "call_seconds"):
+            check_number(getattr(self, name), f"Limits.{name}", minimum=0.0, strict_minimum=True)
+        check_int(self.memory_mb, "Limits.memory_mb", minimum=256)
+        check_int(self.disk_mb, "Limits.disk_mb", minimum=16)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class Isolation:
+    """The isolation level in force, what it gives, and why it was chosen."""
+
+    name: str
+    reason: str = ""
+    user_namespace: bool = True  # bubblewrap: run as an unprivileged user of a new user namespace
+
+    @property
+    def description(self) -> str:
+        return _DESCRIPTIONS[self.name]
+
+    def to_dict(self) -> dict:
+        return {"name": self.name, "gives": self.description, "reason": self.reason}
+
+
+def sandbox_environment(home: str, extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    """A clean environment for sandboxed Python: no variable of the grader's leaks in."""
+    bin_dir = str(Path(sys.executable).parent)
+    env = {
+        "PATH": f"{bin_dir}:/usr/local/bin:/usr/bin:/bin",
+        "HOME": home,
+        "TMPDIR": str(Path(home).parent),
+        "LANG": "C.UTF-8",
+        "USER": "nobody",
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "MPLCONFIGDIR": f"{home}/.matplotlib",
+        "IPYTHONDIR": f"{home}/.ipython",
+        "JUPYTER_RUNTIME_DIR": f"{home}/.jupyter-runtime",
+        "OMP_NUM_THREADS": "1",
+        "MALLOC_ARENA_MAX": "2",
+    }
+    env.update(extra or {})
+    return env
+
+
+def _readonly_paths(hidden: Sequence[Path]) -> list[Path]:
+    """The Python installation, the course package and its data: what a sandboxed kernel must read.
+
+    A folder that holds one of ``hidden`` (the submissions, the grader's staging area) is
+    never exposed; the repository root is not either (only its package and data folders).
+    """
+    package_dir = Path(__file__).resolve().parent.parent
+    wanted = [Path(sys.prefix), Path(sys.base_prefix), Path(sys.exec_prefix), Path(os.path.realpath(sys.executable)).parent,
+              package_dir, paths.DATA_DIR.resolve()]
+    wanted += [Path(p) for p in sys.path if p and Path(p).is_dir()]
+    hidden = [Path(h).resolve() for h in hidden] + [package_dir.parent]
+    chosen: list[Path] = []
+    for path in sorted({p.resolve() for p in wanted if p.exists()}, key=lambda p: len(p.parts)):
+        if path == Path("/") or any(h == path or path in h.parents for h in hidden):
+            continue
+        if not any(c == path or c in path.parents for c in chosen):
+            chosen.append(path)
+    return chosen
+
+
+def _root_entries() -> list[str]:
+    """``/bin``, ``/lib`` ... as symlinks where the host has merged them into ``/usr``, else bound read-only."""
+    args = ["--ro-bind", "/usr", "/usr"]
+    for name in ("bin", "sbin", "lib", "lib32", "lib64", "libx32"):
+        entry = Path("/") / name
+        if entry.is_symlink():
+            args += ["--symlink", os.readlink(entry), str(entry)]
+        elif entry.is_dir():
+            args += ["--ro-bind", str(entry), str(entry)]
+    for name in _ETC_FILES:
+        args += ["--ro-bind-try", f"/etc/{name}", f"/etc/{name}"]
+    return args
+
+
+def _bubblewrap_command(argv: Sequence[str], input_dir: Path, env: Mapping[str, str], limits: Limits,
+                        hidden: Sequence[Path], user_namespace: bool) -> list[str]:
+    command = [shutil.which("bwrap") or "bwrap", "--die-with-parent", "--new-session", "--unshare-all",
+               "--hostname", "sandbox", "--cap-drop", "ALL"]
+    if user_namespace:
+        command += ["--unshare-user", "--uid", str(_SANDBOX_UID), "--gid", str(_SANDBOX_UID)]
+    command += _root_entries()
+    command += ["--proc", "/proc", "--dev", "/dev", "--size", str(limits.disk_mb * 1024 * 1024), "--tmpfs", SANDBOX_TMP]
+    for path in _readonly_paths([input_dir, *hidden]):
+        command += ["--ro-bind", str(path), str(path)]
+    command += ["--ro-bind", str(input_dir), INPUT_DIR, "--chdir", SANDBOX_TMP, "--clearenv"]
+    for key, value in env.items():
+        command += ["--setenv", key, value]
+    return [*command, "--", *argv]
+
+
+def sandbox_command(isolation: Isolation, argv: Sequence[str], input_dir: Path, env: Mapping[str, str],
+                    limits: Limits, hidden: Sequence[Path] = ()) -> list[str]:
+    """The command that runs ``argv`` at ``isolation``'s level.
+
+    Args:
+        isolation: from :func:`choose_isolation`.
+        argv: the command (its first word an absolute path).
+        input_dir: the files the process is given: read-only at :data:`INPUT_DIR` with
+            bubblewrap; other levels run in it (the caller passes it as the working folder).
+        env: the process's whole environment (see :func:`sandbox_environment`); with
+            bubblewrap it is set inside the sandbox, else the caller passes it to ``Popen``.
+        limits: the sandbox's ``/tmp`` size comes from here.
+        hidden: folders never to expose, even if the Python installation seems to need them.
+    """
+    if isolation.name == "bubblewrap":
+        return _bubblewrap_command(argv, input_dir, env, limits, hidden, isolation.user_namespace)
+    if isolation.name == "namespaces":
+        return [shutil.which("unshare") or "unshare", "--user", "--map-root-user", "--net", "--pid", "--fork",
+                "--kill-child", "--mount-proc", "--", *argv]
+    return list(argv)
+
+
+def launch_environment(isolation: Isolation, env: Mapping[str, str]) -> dict[str, str]:
+    """The environment to start :func:`sandbox_command`'s command with (bubblewrap sets ``env`` inside itself)."""
+    return {"PATH": os.environ.get("PATH", "")} if isolation.name == "bubblewrap" else dict(env)
+
+
+def run_isolated(isolation: Isolation, argv: Sequence[str], input_dir: Path, limits: Limits | None = None,
+                 env: Mapping[str, str] | None = None, timeout: float = 60.0) -> subprocess.CompletedProcess:
+    """Run ``argv`` at ``isolation``'s level to completion; returns the completed process (text output).
+
+    Limits other than the time are applied by the command itself (see
+    :mod:`lessons_lib.course.grading_worker`); here the time limit kills the process group.
+    """
+    limits = limits or Limits()
+    sandboxed = isolation.name == "bubblewrap"
+    env = dict(env) if env is not None else sandbox_environment(f"{SANDBOX_TMP}/home" if sandboxed else str(input_dir / ".home"))
+    command = sandbox_command(isolation, argv, input_dir, env, limits)
+    process = subprocess.Popen(command, cwd=None if sandboxed else input_dir, env=launch_environment(isolation, env),
+                               stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               text=True, start_new_session=True)
+    try:
+        out, err = process.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        kill_session(process)
+        out, err = process.communicate()
+    return subprocess.CompletedProcess(command, process.returncode, out, err)
+
+
+def kill_session(process: subprocess.Popen) -> None:
+    """Kill ``process`` and its process group (it was started with ``start_new_session=True``)."""
+    import signal
+
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    try:
+        process.kill()
+    except ProcessLookupError:
+        pass
+    process.wait()
+
+
+@functools.lru_cache(maxsize=None)
+def _probe(name: str, user_namespace: bool = True) -> str:
+    """``""`` if level ``name`` works on this machine, else why not (one line)."""
+    import tempfile
+
+    if name == "bubblewrap" and shutil.which("bwrap") is None:
+        return "bubblewrap is not installed (apt-get install bubblewrap)"
+    if name == "namespaces" and shutil.which("unshare") is None:
+        return "unshare is not installed (util-linux)"
+    with tempfile.TemporaryDirectory() as tmp:
+        argv = [sys.executable, "-I", "-c", "import socket, sys; sys.stdout.write('ok')"]
+        try:
+            done = run_isolated(Isolation(name, user_namespace=user_namespace), argv, Path(tmp), timeout=60)
+        except OSError as error:
+            return f"{name} could not start: {error}"
+    if done.returncode == 0 and done.stdout == "ok":
+        return ""
+    first = (done.stderr.strip().splitlines() or [f"exit status {done.returncode}"])[-1]
+    return f"{name} does not work here: {first[:200]}"
+
+
+def choose_isolation(requested: str = "auto") -> Isolation:
+    """The isolation to use: the best that works (``"auto"``), or the level asked for.
+
+    Raises:
+        CourseInputError: a level that is unknown, or that does not work on this machine.
+    """
+    check_choice(requested, "isolation", ("auto", *ISOLATIONS))
+    if requested == "process":
+        return Isolation("process", "asked for")
+    if requested in ("auto", "bubblewrap"):
+        problem = _probe("bubblewrap")
+        if not problem:
+            return Isolation("bubblewrap", "")
+        if not _probe("bubblewrap", user_namespace=False):
+            return Isolation("bubblewrap", "no user namespace here: it runs as the grader's user, without "
+                             "capabilities", user_namespace=False)
+        if requested == "bubblewrap":
+            raise CourseInputError(f"isolation bubblewrap was asked for, but {problem}")
+        skipped = problem
+    else:
+        skipped = ""
+    problem = _probe("namespaces")
+    if not problem:
+        return Isolation("namespaces", skipped or "asked for")
+    if requested == "namespaces":
+        raise CourseInputError(f"isolation namespaces was asked for, but {problem}")
+    return Isolation("process", "; ".join(p for p in (skipped, problem) if p))

@@ -1,0 +1,283 @@
+"""The grader against hostile submissions: each one is graded correctly and the others keep their scores.
+
+One grading run (module fixture) over a class of students, each doing one thing a hostile
+or broken submission might do. Where bubblewrap works, the run also proves that a
+submission cannot read or overwrite a neighbour's files; elsewhere the report must say
+that a weaker isolation was in force (and those two checks are skipped, saying why).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+from nbformat.v4 import new_code_cell, new_notebook
+
+from lessons_lib.course.assignments import make_student_notebook
+from lessons_lib.course.grading import grade_submissions
+from lessons_lib.course.sandbox import Isolation, Limits, choose_isolation, run_isolated
+
+NOTEBOOK = "01_tiny.ipynb"
+LIMITS = Limits(notebook_seconds=40, cell_seconds=8, call_seconds=3, memory_mb=2048, disk_mb=256)
+
+SCORES = '''def scaled_scores(q, k):
+    ### BEGIN SOLUTION
+    return q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
+    ### END SOLUTION'''
+SOFTMAX = '''def safe_masked_softmax(scores, mask):
+    ### BEGIN SOLUTION
+    weights = torch.softmax(scores.masked_fill(~mask, float("-inf")), dim=-1)
+    return torch.where(mask.any(dim=-1, keepdim=True), weights, torch.zeros_like(weights))
+    ### END SOLUTION'''
+CORRECT_SCORES = "def scaled_scores(q, k):\n    return q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])\n"
+
+
+def _reference() -> nbformat.NotebookNode:
+    return new_notebook(cells=[
+        new_code_cell("import math\nimport torch"),
+        new_code_cell(SCORES),
+        new_code_cell("from lessons_lib.exercises.attention import check_masked_softmax, check_scaled_scores\n\n"
+                      "check_scaled_scores(scaled_scores)"),
+        new_code_cell(SOFTMAX),
+        new_code_cell("check_masked_softmax(safe_masked_softmax)"),
+    ])
+
+
+def _submission(exercise_1: str | None = None, exercise_2: str | None = None, extra: str | None = None):
+    """The student version with the two exercise cells replaced (``None``: left to do) and an extra cell."""
+    nb = make_student_notebook(_reference(), NOTEBOOK)
+    if exercise_1 is not None:
+        nb.cells[1].source = exercise_1
+    if exercise_2 is not None:
+        nb.cells[3].source = exercise_2
+    if extra is not None:
+        nb.cells.insert(2, new_code_cell(extra))
+    return nb
+
+
+def _hanging() -> nbformat.NotebookNode:
+    """A notebook whose kernel ignores interrupts and never finishes a cell; more cells follow (each times out)."""
+    nb = _submission(CORRECT_SCORES, SOFTMAX,
+                     extra="import signal\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\nwhile True:\n    pass")
+    nb.cells += [new_code_cell(f"x = {i}") for i in range(8)]
+    return nb
+
+
+def _class(root: Path) -> dict[str, nbformat.NotebookNode | str]:
+    alice = root / "submissions" / "alice" / NOTEBOOK
+    grades = root / "grades"
+    marker = root / "unpickled"
+    reads_alice = (f"import json\nsource = json.load(open({str(alice)!r}))\n"
+                   "exec('\\n'.join(''.join(c['source']) for c in source['cells'][1:5:2]), globals())")
+    return {
+        "alice": nbformat.read(root / "reference" / NOTEBOOK, as_version=4),  # the solution itself
+        "bob_overwrites": _submission(
+            CORRECT_SCORES, extra=(f"for target in ({str(alice)!r}, {str(grades / 'grades.json')!r}):\n"
+                                   "    try:\n        open(target, 'w').write('{}')\n"
+                                   "    except OSError as error:\n        print('refused:', error)")),
+        "carol_reads": _submission(reads_alice, ""),
+        "dave_patches": _submission(
+            "import lessons_lib.exercises as base\nimport lessons_lib.exercises.attention as checkers\n"
+            "checkers.check_scaled_scores = lambda fn, **kw: print('✅ 练习 01-1 缩放点积分数: 通过')\n"
+            "base.compare_tensor = lambda *args, **kwargs: None\n"
+            "def scaled_scores(q, k):\n    return None",
+            "def check_masked_softmax(fn, **kw):\n    print('✅ 练习 01-2 带遮蔽的 softmax: 通过')\n\n"
+            "def safe_masked_softmax(scores, mask):\n    return 1"),
+        "eve_loops": _submission("def scaled_scores(q, k):\n    while True:\n        pass", SOFTMAX),
+        "frank_hangs": _hanging(),
+        "grace_broken": "{ this is not a notebook",
+        "henry_hogs": _submission("def scaled_scores(q, k):\n    torch.empty(2 ** 36, dtype=torch.uint8)\n"
+                                  "    return q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])", SOFTMAX,
+                                  extra="hoard = bytearray(2 ** 34)"),
+        "ivan_smuggles": _submission(
+            "import lessons_lib.course.grading_worker as worker\n"
+            f"class Payload:\n    def __reduce__(self):\n        return (open, ({str(marker)!r}, 'w'))\n"
+            "worker.as_data = lambda value, depth=0: value\n"
+            "def scaled_scores(q, k):\n    return Payload()"),
+    }
+
+
+def _write_class(root: Path, students: dict) -> None:
+    for name, nb in students.items():
+        folder = root / "submissions" / name
+        folder.mkdir(parents=True)
+        if isinstance(nb, str):
+            (folder / NOTEBOOK).write_text(nb, encoding="utf-8")
+        else:
+            nbformat.write(nb, folder / NOTEBOOK)
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory):
+    root = tmp_path_factory.mktemp("class")
+    (root / "reference").mkdir()
+    nbformat.write(_reference(), root / "reference" / NOTEBOOK)
+    _write_class(root, _class(root))
+    alice_before = (root / "submissions" / "alice" / NOTEBOOK).read_bytes()
+    report = grade_submissions(root / "submissions", root / "grades", root / "reference", limits=LIMITS, seed=3)
+    return root, report, alice_before
+
+
+def _grade(report: dict, student: str) -> dict:
+    return report["students"][student]["notebooks"][NOTEBOOK]
+
+
+def _needs_bubblewrap(report: dict) -> None:
+    if report["isolation"]["name"] != "bubblewrap":
+        pytest.skip(f"bubblewrap is not in force here ({report['isolation']['reason']}); the report says so")
+
+
+def test_isolation_in_force_is_reported_and_is_bubblewrap_where_installed(graded):
+    root, report, _ = graded
+    isolation = report["isolation"]
+    assert isolation["name"] in ("bubblewrap", "namespaces", "process") and isolation["gives"]
+    if shutil.which("bwrap") and os.geteuid() == 0:
+        assert isolation["name"] == "bubblewrap", isolation  # as root it always works: a fallback here is a bug
+    saved = json.loads((root / "grades" / "grades.json").read_text(encoding="utf-8"))
+    assert saved == report
+    assert (root / "grades" / "grades.txt").read_text(encoding="utf-8").startswith(f"isolation: {isolation['name']}")
+
+
+def test_the_honest_student_keeps_full_marks(graded):
+    _, report, _ = graded
+    assert report["students"]["alice"]["score"] == report["students"]["alice"]["total"] == 2
+
+
+def test_a_submission_that_overwrites_a_neighbour_changes_nothing_of_theirs(graded):
+    root, report, alice_before = graded
+    bob = _grade(report, "bob_overwrites")
+    assert (bob["score"], bob["total"]) == (1, 2) and bob["status"] == "graded"
+    assert report["students"]["alice"]["score"] == 2  # graded from the copy made before anyone ran
+    _needs_bubblewrap(report)
+    assert (root / "submissions" / "alice" / NOTEBOOK).read_bytes() == alice_before
+
+
+def test_a_submission_cannot_read_a_neighbours_notebook(graded):
+    _, report, _ = graded
+    _needs_bubblewrap(report)
+    carol = _grade(report, "carol_reads")
+    assert carol["score"] == 0, carol
+    assert "FileNotFoundError" in {name for _, name in carol["cell_errors"]}
+    assert all("not defined" in check["message"] for check in carol["checks"])
+
+
+def test_patching_or_redefining_the_checkers_earns_nothing(graded):
+    _, report, _ = graded
+    dave = _grade(report, "dave_patches")
+    assert dave["score"] == 0 and dave["status"] == "graded"
+    assert "没有返回值" in dave["checks"][0]["message"]  # judged by the grader's own, unpatched checker
+    assert "应当是张量" in dave["checks"][1]["message"] or "形状" in dave["checks"][1]["message"]
+
+
+def test_a_function_that_loops_forever_fails_its_exercise_only(graded):
+    _, report, _ = graded
+    eve = _grade(report, "eve_loops")
+    assert eve["status"] == "graded" and [c["passed"] for c in eve["checks"]] == [False, True]
+    assert "TimeoutError" in eve["checks"][0]["message"]
+
+
+def test_a_notebook_that_hangs_is_reported_as_timed_out(graded):
+    _, report, _ = graded
+    frank = _grade(report, "frank_hangs")
+    assert frank["status"] == "timed out" and frank["score"] == 0 and frank["total"] == 2
+    assert f"{LIMITS.notebook_seconds:g} s" in frank["message"]
+
+
+def test_an_invalid_notebook_is_reported_and_not_run(graded):
+    _, report, _ = graded
+    grace = _grade(report, "grace_broken")
+    assert grace["status"] == "failed" and "not a notebook" in grace["message"] and grace["total"] == 2
+
+
+def test_memory_is_limited_per_process(graded):
+    _, report, _ = graded
+    henry = _grade(report, "henry_hogs")
+    assert "MemoryError" in {name for _, name in henry["cell_errors"]}
+    assert [c["passed"] for c in henry["checks"]] == [False, True]
+    assert "RuntimeError" in henry["checks"][0]["message"]
+
+
+def test_only_data_comes_back_from_the_sandbox(graded):
+    root, report, _ = graded
+    ivan = _grade(report, "ivan_smuggles")
+    assert ivan["score"] == 0 and "cannot be read back as data" in ivan["checks"][0]["message"]
+    assert not (root / "unpickled").exists()
+
+
+def test_the_fallback_isolation_is_reported_and_still_grades_on_the_trusted_side(tmp_path):
+    (tmp_path / "reference").mkdir()
+    nbformat.write(_reference(), tmp_path / "reference" / NOTEBOOK)
+    students = _class(tmp_path)
+    _write_class(tmp_path, {name: students[name] for name in ("alice", "dave_patches")})
+    report = grade_submissions(tmp_path / "submissions", tmp_path / "grades", tmp_path / "reference",
+                               limits=LIMITS, isolation="process", seed=4)
+    assert report["isolation"]["name"] == "process" and "NO network or file isolation" in report["isolation"]["gives"]
+    assert {name: entry["score"] for name, entry in report["students"].items()} == {"alice": 2, "dave_patches": 0}
+
+
+def _probe_script(outside: Path) -> list[str]:
+    code = (
+        "import os, socket\n"
+        "print('input', open('f.txt' if os.path.exists('f.txt') else '/input/f.txt').read())\n"
+        f"for path in ({str(outside)!r},):\n"
+        "    try:\n        open(path).read(); print('read outside: yes')\n"
+        "    except OSError: print('read outside: no')\n"
+        "    try:\n        open(path + '.new', 'w').write('x'); print('write outside: yes')\n"
+        "    except OSError: print('write outside: no')\n"
+        "try:\n    socket.create_connection(('192.0.2.1', 80), timeout=2); print('network: yes')\n"
+        "except OSError: print('network: no')\n"
+    )
+    return [sys.executable, "-I", "-c", code]
+
+
+@pytest.mark.parametrize("level", ["bubblewrap", "namespaces"])
+def test_the_sandbox_levels_give_what_they_promise(tmp_path, level):
+    try:
+        isolation = choose_isolation(level)
+    except Exception as error:  # not available on this machine: the level refuses, naming why
+        pytest.skip(str(error))
+    given = tmp_path / "given"
+    given.mkdir()
+    (given / "f.txt").write_text("mine", encoding="utf-8")
+    outside = tmp_path / "secret.txt"
+    outside.write_text("neighbour", encoding="utf-8")
+    done = run_isolated(isolation, _probe_script(outside), given, timeout=60)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "input mine" in done.stdout and "network: no" in done.stdout
+    if level == "bubblewrap":
+        assert "read outside: no" in done.stdout and "write outside: no" in done.stdout
+        assert not (tmp_path / "secret.txt.new").exists()
+
+
+def test_an_unknown_or_unavailable_level_is_an_error():
+    from lessons_lib.errors import CourseInputError
+
+    with pytest.raises(CourseInputError, match="isolation"):
+        choose_isolation("docker")
+    assert choose_isolation("process") == Isolation("process", "asked for")
+
+
+def test_what_comes_back_from_a_call_is_plain_data():
+    import numpy
+    import torch
+
+    from lessons_lib.course.grading_worker import NotData, as_data
+
+    class Tagged(torch.Tensor):
+        pass
+
+    value = as_data([torch.ones(2, requires_grad=True).as_subclass(Tagged), (1, 2.5, None, "x"), numpy.arange(3),
+                     numpy.float32(0.5)])
+    assert type(value[0]) is torch.Tensor and not value[0].requires_grad
+    assert value[1] == (1, 2.5, None, "x") and torch.equal(value[2], torch.arange(3)) and value[3] == 0.5
+    deep: list = []
+    for _ in range(40):
+        deep = [deep]
+    for bad in (object(), {"a": 1}, torch.nn.Linear(1, 1), deep):
+        with pytest.raises(NotData):
+            as_data(bad)
