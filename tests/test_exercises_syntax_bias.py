@@ -151,3 +151,18 @@ def test_control_explanation_needs_a_letter():
         check_control_explanation("E")
     with pytest.raises(ExerciseCheckError, match="选项之一"):
         check_control_explanation(2)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 7])
+def test_lesson_09_checkers_draw_fresh_inputs_per_seed(seed, capsys):
+    from lessons_lib.exercises.syntax_bias import _offset_cases
+
+    check_drop_bias(_reference_drop, seed=seed)
+    check_offset_baseline(offset_baseline_accuracy, seed=seed)
+    check_control_explanation("B", seed=seed)
+    assert capsys.readouterr().out.count("✅") == 3
+    with pytest.raises(ExerciseCheckError, match="NaN"):
+        check_drop_bias(lambda bias, dropped: bias * (~dropped).float()[:, None, None, None], seed=seed)
+    with pytest.raises(ExerciseCheckError, match=r"\|j − i\|"):
+        check_offset_baseline(lambda a, b, c, d: offset_baseline_accuracy(a.abs(), b, c.abs(), d), seed=seed)
+    assert not torch.equal(_offset_cases(seed)[0][0], _offset_cases(None)[0][0])

@@ -184,12 +184,15 @@ def check_one_block_gradients(fn: Callable[[], dict], *, seed: int | None = None
     passed(exercise)
 
 
-def check_drop_bias(fn: Callable[[torch.Tensor, torch.Tensor], torch.Tensor]) -> None:
-    """Exercise 09-1: ``fn(bias (B, h, L, L), dropped (B,) bool)`` → the bias with every dropped pair's entries 0."""
+def check_drop_bias(fn: Callable[[torch.Tensor, torch.Tensor], torch.Tensor], *, seed: int | None = None) -> None:
+    """Exercise 09-1: ``fn(bias (B, h, L, L), dropped (B,) bool)`` → the bias with every dropped pair's entries 0.
+
+    With the grader's ``seed`` the pairs' lengths and the bias table are drawn afresh.
+    """
     exercise = "练习 09-1 偏置 dropout"
-    buckets = _buckets()
+    buckets = _buckets(seed)
     hard = _hard_mask(buckets, 1)  # holds -inf: the case a multiplication gets wrong
-    learned = lookup_bias(_table(4), buckets)
+    learned = lookup_bias(_table(4, seed), buckets)
     for bias in (learned, hard):
         for dropped in (torch.tensor([True, False]), torch.tensor([False, True])):
             got = call_learner(exercise, fn, bias.clone(), dropped.clone())
@@ -215,8 +218,8 @@ def check_drop_bias(fn: Callable[[torch.Tensor, torch.Tensor], torch.Tensor]) ->
     passed(exercise)
 
 
-def _offset_cases() -> list[tuple[torch.Tensor, ...]]:
-    g = torch.Generator().manual_seed(_SEED + 9)
+def _offset_cases(seed: int | None = None) -> list[tuple[torch.Tensor, ...]]:
+    g = check_generator(seed, _SEED + 9)
     cases = []
     for n_train, n_test in ((200, 80), (50, 40)):
         train_offsets = torch.randint(-6, 7, (n_train,), generator=g)
@@ -229,10 +232,13 @@ def _offset_cases() -> list[tuple[torch.Tensor, ...]]:
     return cases
 
 
-def check_offset_baseline(fn: Callable[..., float]) -> None:
-    """Exercise 09-2: ``fn(train_offsets, train_buckets, test_offsets, test_buckets)`` → accuracy (float)."""
+def check_offset_baseline(fn: Callable[..., float], *, seed: int | None = None) -> None:
+    """Exercise 09-2: ``fn(train_offsets, train_buckets, test_offsets, test_buckets)`` → accuracy (float).
+
+    With the grader's ``seed`` the random offset lists are drawn afresh (the tie case stays).
+    """
     exercise = "练习 09-2 只看偏移的基准"
-    for train_offsets, train_buckets, test_offsets, test_buckets in _offset_cases():
+    for train_offsets, train_buckets, test_offsets, test_buckets in _offset_cases(seed):
         got = call_learner(exercise, fn, train_offsets.clone(), train_buckets.clone(), test_offsets.clone(),
                            test_buckets.clone())
         expected = offset_baseline_accuracy(train_offsets, train_buckets, test_offsets, test_buckets)
@@ -277,8 +283,11 @@ _WRONG = {
 }
 
 
-def check_control_explanation(answer: str) -> None:
-    """Exercise 09-3: the letter of :data:`CONTROL_EXPLANATIONS` that explains the control's 0.5 without trees."""
+def check_control_explanation(answer: str, *, seed: int | None = None) -> None:
+    """Exercise 09-3: the letter of :data:`CONTROL_EXPLANATIONS` that explains the control's 0.5 without trees.
+
+    ``seed`` (the grader's) is accepted and unused: an explanation has no inputs to redraw.
+    """
     exercise = "练习 09-3 对照任务为什么离不开树"
     letter = answer.strip().upper() if isinstance(answer, str) else answer
     compare_choice(exercise, letter, CONTROL_EXPLANATIONS, "B", _WRONG)
