@@ -105,8 +105,8 @@ def _reference_drop(bias, dropped):
 def test_lesson_09_reference_answers_pass(capsys):
     check_drop_bias(_reference_drop)
     check_offset_baseline(offset_baseline_accuracy)
-    check_control_explanation("B")
-    check_control_explanation(" b ")
+    check_control_explanation(lambda: "B")
+    check_control_explanation(lambda: " b ")
     out = capsys.readouterr().out
     assert out.count("✅") == 4 and "为什么" in out
 
@@ -143,14 +143,14 @@ def test_offset_baseline_mistakes(wrong, message):
 @pytest.mark.parametrize("answer", sorted(set(CONTROL_EXPLANATIONS) - {"B"}))
 def test_control_explanation_rejects_each_wrong_letter_with_its_reason(answer):
     with pytest.raises(ExerciseCheckError, match="不对"):
-        check_control_explanation(answer)
+        check_control_explanation(lambda: answer)
 
 
 def test_control_explanation_needs_a_letter():
     with pytest.raises(ExerciseCheckError, match="选项之一"):
-        check_control_explanation("E")
+        check_control_explanation(lambda: "E")
     with pytest.raises(ExerciseCheckError, match="选项之一"):
-        check_control_explanation(2)
+        check_control_explanation(lambda: 2)
 
 
 @pytest.mark.parametrize("seed", [0, 1, 7])
@@ -159,7 +159,7 @@ def test_lesson_09_checkers_draw_fresh_inputs_per_seed(seed, capsys):
 
     check_drop_bias(_reference_drop, seed=seed)
     check_offset_baseline(offset_baseline_accuracy, seed=seed)
-    check_control_explanation("B", seed=seed)
+    check_control_explanation(lambda: "B", seed=seed)
     assert capsys.readouterr().out.count("✅") == 3
     with pytest.raises(ExerciseCheckError, match="NaN"):
         check_drop_bias(lambda bias, dropped: bias * (~dropped).float()[:, None, None, None], seed=seed)

@@ -283,12 +283,14 @@ _WRONG = {
 }
 
 
-def check_control_explanation(answer: str, *, seed: int | None = None) -> None:
-    """Exercise 09-3: the letter of :data:`CONTROL_EXPLANATIONS` that explains the control's 0.5 without trees.
+def check_control_explanation(fn: Callable[[], str], *, seed: int | None = None) -> None:
+    """Exercise 09-3: ``fn()`` returns the letter of :data:`CONTROL_EXPLANATIONS` that explains the
+    control's 0.5 without trees.
 
     ``seed`` (the grader's) is accepted and unused: an explanation has no inputs to redraw.
     """
     exercise = "练习 09-3 对照任务为什么离不开树"
+    answer = call_learner(exercise, fn)
     letter = answer.strip().upper() if isinstance(answer, str) else answer
     compare_choice(exercise, letter, CONTROL_EXPLANATIONS, "B", _WRONG)
     passed(exercise, "两种读法的字和字序完全相同，模型读到的文字对两棵树是同一个输入；读法只写在金标准树里。"
