@@ -14,3 +14,5 @@ LCQMC_SAMPLE_DIR = DATA_DIR / "lcqmc_sample"
 LCQMC_ENV_VAR = "LCQMC_DIR"
 # The course's own small spaCy Chinese parser (a spaCy pipeline folder).
 PARSER_MODEL_DIR = DATA_DIR / "parser" / "zh_course_parser"
+# A smaller, faster configuration of it (narrower, shallower; see data/parser/README.md).
+SMALL_PARSER_MODEL_DIR = DATA_DIR / "parser" / "zh_course_parser_small"

@@ -89,3 +89,80 @@ def test_the_gradient_check_leaves_the_random_stream_alone():
     torch.manual_seed(3)
     one_block_table_gradient()
     assert torch.equal(torch.rand(3), expected)
+
+
+# --- lesson 09 -------------------------------------------------------------------------------------
+
+from lessons_lib.exercises.syntax_bias import (  # noqa: E402
+    CONTROL_EXPLANATIONS, check_control_explanation, check_drop_bias, check_offset_baseline)
+from lessons_lib.syntax_bias.predictor import offset_baseline_accuracy  # noqa: E402
+
+
+def _reference_drop(bias, dropped):
+    return torch.where(dropped[:, None, None, None], torch.zeros(()), bias)
+
+
+def test_lesson_09_reference_answers_pass(capsys):
+    check_drop_bias(_reference_drop)
+    check_offset_baseline(offset_baseline_accuracy)
+    check_control_explanation(lambda: "B")
+    check_control_explanation(lambda: " b ")
+    out = capsys.readouterr().out
+    assert out.count("✅") == 4 and "为什么" in out
+
+
+@pytest.mark.parametrize(
+    "wrong, message",
+    [
+        (lambda bias, dropped: bias * (~dropped).float()[:, None, None, None], "NaN"),
+        (lambda bias, dropped: _reference_drop(bias, ~dropped), "保留的句对"),
+        (lambda bias, dropped: bias.masked_fill(dropped[:, None, None, None], float("-inf")), "-inf"),
+        (lambda bias, dropped: bias, "没有去掉"),
+        (lambda bias, dropped: _reference_drop(bias, dropped)[:, 0], "形状"),
+    ],
+)
+def test_drop_bias_mistakes(wrong, message):
+    with pytest.raises(ExerciseCheckError, match=message):
+        check_drop_bias(wrong)
+
+
+@pytest.mark.parametrize(
+    "wrong, message",
+    [
+        (lambda a, b, c, d: offset_baseline_accuracy(a.abs(), b, c.abs(), d), r"\|j − i\|"),
+        (lambda a, b, c, d: offset_baseline_accuracy(a, b, c, d) * len(c), r"\[0, 1\]"),
+        (lambda a, b, c, d: 0.5, "不对"),
+        (lambda a, b, c, d: "0.5x", "返回一个数"),
+    ],
+)
+def test_offset_baseline_mistakes(wrong, message):
+    with pytest.raises(ExerciseCheckError, match=message):
+        check_offset_baseline(wrong)
+
+
+@pytest.mark.parametrize("answer", sorted(set(CONTROL_EXPLANATIONS) - {"B"}))
+def test_control_explanation_rejects_each_wrong_letter_with_its_reason(answer):
+    with pytest.raises(ExerciseCheckError, match="不对"):
+        check_control_explanation(lambda: answer)
+
+
+def test_control_explanation_needs_a_letter():
+    with pytest.raises(ExerciseCheckError, match="选项之一"):
+        check_control_explanation(lambda: "E")
+    with pytest.raises(ExerciseCheckError, match="选项之一"):
+        check_control_explanation(lambda: 2)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 7])
+def test_lesson_09_checkers_draw_fresh_inputs_per_seed(seed, capsys):
+    from lessons_lib.exercises.syntax_bias import _offset_cases
+
+    check_drop_bias(_reference_drop, seed=seed)
+    check_offset_baseline(offset_baseline_accuracy, seed=seed)
+    check_control_explanation(lambda: "B", seed=seed)
+    assert capsys.readouterr().out.count("✅") == 3
+    with pytest.raises(ExerciseCheckError, match="NaN"):
+        check_drop_bias(lambda bias, dropped: bias * (~dropped).float()[:, None, None, None], seed=seed)
+    with pytest.raises(ExerciseCheckError, match=r"\|j − i\|"):
+        check_offset_baseline(lambda a, b, c, d: offset_baseline_accuracy(a.abs(), b, c.abs(), d), seed=seed)
+    assert not torch.equal(_offset_cases(seed)[0][0], _offset_cases(None)[0][0])

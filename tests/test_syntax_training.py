@@ -12,6 +12,8 @@ from lessons_lib.errors import CourseInputError
 from lessons_lib.syntax.parser_training import (
     DEFAULT_UD_DIR,
     SCORES_FILE,
+    SMALL_MODEL_NAME,
+    SMALL_SCORES_FILE,
     UD_EVAL_FILE,
     UD_TRAIN_FILES,
     evaluate_parser,
@@ -34,6 +36,9 @@ def test_commands_are_registered():
     parser = build_parser()
     args = parser.parse_args(["train-parser", "--ud-dir", "somewhere", "--max-epochs", "2"])
     assert args.handler.__name__ == "run_train_parser" and str(args.ud_dir) == "somewhere"
+    assert args.name == "course_parser" and args.config.name == "parser_config.cfg"
+    args = parser.parse_args(["train-parser", "--config", "data/parser/parser_config_small.cfg", "--name", "x"])
+    assert args.name == "x" and args.config.name == "parser_config_small.cfg"
     args = parser.parse_args(["preparse", "--data-dir", "x"])
     assert args.handler.__name__ == "run_preparse"
 
@@ -79,8 +84,35 @@ def test_evaluation_on_the_heldout_hand_written_questions():
         evaluate_parser(nlp, [], "gold")
 
 
-def test_shipped_scores_file_describes_the_shipped_model():
-    data = json.loads(SCORES_FILE.read_text(encoding="utf-8"))
+SHIPPED = [(paths.PARSER_MODEL_DIR, SCORES_FILE, "course_parser"),
+           (paths.SMALL_PARSER_MODEL_DIR, SMALL_SCORES_FILE, SMALL_MODEL_NAME)]
+
+
+@pytest.mark.parametrize("model_dir, scores_file, name", SHIPPED, ids=["shipped", "small"])
+def test_shipped_scores_file_describes_the_shipped_model(model_dir, scores_file, name):
+    from lessons_lib.syntax.parser import load_parser, parser_identity
+
+    data = json.loads(scores_file.read_text(encoding="utf-8"))
     assert set(data["scores"]) >= {"beginner_part_a", "course_heldout_hand", "course_heldout_templates"}
-    size = sum(p.stat().st_size for p in paths.PARSER_MODEL_DIR.rglob("*") if p.is_file())
+    size = sum(p.stat().st_size for p in model_dir.rglob("*") if p.is_file())
     assert size == data["model_bytes"] and size < 10_000_000
+    # The held-out course sentences ship with the course: their scores are re-measured here.
+    nlp = load_parser(model_dir, prefer_official=False)
+    assert parser_identity(nlp)[0] == f"zh_{name}"
+    hand, templates = read_course_treebank()
+    split = split_course_treebank(hand, templates)
+    assert evaluate_parser(nlp, split["heldout_hand"], "gold") == data["scores"]["course_heldout_hand"]["gold"]
+    assert evaluate_parser(nlp, split["heldout_template"], "gold") == data["scores"]["course_heldout_templates"]["gold"]
+
+
+def test_the_small_parser_is_smaller_than_the_shipped_one():
+    shipped, small = (json.loads(f.read_text(encoding="utf-8")) for f in (SCORES_FILE, SMALL_SCORES_FILE))
+    assert small["model_bytes"] < shipped["model_bytes"] / 2
+    assert small["training_seconds"] < shipped["training_seconds"]
+
+
+def test_train_parser_names_a_missing_config(tmp_path):
+    from lessons_lib.syntax.parser_training import train_parser
+
+    with pytest.raises(CourseInputError, match="config not found"):
+        train_parser(ud_dir=tmp_path, output=tmp_path / "out", config=tmp_path / "missing.cfg")

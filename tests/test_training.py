@@ -56,6 +56,22 @@ def test_parameter_groups_exclude_biases_and_norm_weights() -> None:
     assert isinstance(optimizer, torch.optim.AdamW) and len(optimizer.param_groups) == 2
 
 
+def test_a_module_can_ask_for_its_own_learning_rate() -> None:
+    model = tiny_model()
+    model.pooler.param_lr_multiplier = 10.0
+    groups = parameter_groups(model, 0.01, lr=1e-3)
+    names = {id(p): n for n, p in model.named_parameters()}
+    own = [g for g in groups if "lr" in g]
+    assert {names[id(p)] for g in own for p in g["params"]} == {"pooler.weight", "pooler.bias"}
+    assert all(g["lr"] == pytest.approx(1e-2) for g in own)
+    assert sorted(g["weight_decay"] for g in own) == [0.0, 0.01]  # its bias is still not decayed
+    assert sum(len(g["params"]) for g in groups) == len(names)
+    optimizer = build_optimizer(model, CONFIG)
+    assert sorted(g["lr"] for g in optimizer.param_groups) == pytest.approx([CONFIG.lr] * 2 + [10 * CONFIG.lr] * 2)
+    with pytest.raises(CourseInputError, match="pass `lr`"):
+        parameter_groups(model, 0.01)
+
+
 def test_schedule_warms_up_then_decays() -> None:
     optimizer = torch.optim.AdamW([nn.Parameter(torch.zeros(1))], lr=1.0)
     scheduler = build_scheduler(optimizer, replace(CONFIG, warmup_ratio=0.2), total_steps=10)

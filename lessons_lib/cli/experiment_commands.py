@@ -16,7 +16,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from lessons_lib.cli.options import add_bias_arguments, add_preset_arguments, bias_overrides, flag_names, preset_overrides
+from lessons_lib.cli.options import (add_bias_arguments, add_preset_arguments, add_syntax_model_arguments,
+                                     bias_overrides, flag_names, preset_overrides, syntax_model_overrides)
 from lessons_lib.syntax_bias.registry import VARIANTS
 
 # The command's default depth: one block cannot use the bias (see ExperimentConfig).
@@ -62,6 +63,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                          default_help=f"{DEFAULT_PRESET}; with --control: " + ", ".join(
                              f"{name} → {preset}" for name, preset in CONTROLS.items()))
     add_bias_arguments(p)
+    add_syntax_model_arguments(p)
     p.set_defaults(handler=run_experiment_command)
 
 
@@ -79,7 +81,7 @@ def config_from_args(args: argparse.Namespace):
             variants=list(args.variants), seeds=list(args.seeds), preset=preset, model=model, train=train,
             train_fraction=args.train_fraction, subset_seed=args.subset_seed, parser_noise=args.parser_noise,
             noise_seed=args.noise_seed, max_distance=args.max_distance, log_buckets=args.log_buckets,
-            bias_options=bias_overrides(args),
+            bias_options=bias_overrides(args), syntax_model=syntax_model_overrides(args),
         )
 
 
@@ -106,6 +108,8 @@ def run_experiment_command(args: argparse.Namespace) -> int:
                              progress=not args.no_progress)
     results.save(args.out)
     print(results.format_table())
+    print()
+    print(results.format_without_parser())
     print(f"results written to {args.out}")
     return 0
 

@@ -7,6 +7,8 @@
   config's error name the flag.
 - :func:`add_bias_arguments` / :func:`bias_overrides`: one flag per option of the
   syntax-bias variants of :data:`lessons_lib.syntax_bias.registry.VARIANTS`.
+- :func:`add_syntax_model_arguments` / :func:`syntax_model_overrides`: one flag per option
+  that holds for every biased variant (:class:`lessons_lib.syntax_bias.registry.SyntaxModelOptions`).
 
 None of this imports torch.
 """
@@ -23,7 +25,7 @@ from typing import Any, Iterable, Iterator
 from lessons_lib.errors import CourseInputError
 
 from lessons_lib.pairs.config import MODEL_OPTIONS, PRESETS, TRAIN_OPTIONS, PairClassifierConfig, TrainConfig
-from lessons_lib.syntax_bias.registry import VARIANTS, option_owners
+from lessons_lib.syntax_bias.registry import VARIANTS, SyntaxModelOptions, option_owners
 from lessons_lib.transformer.config import EncoderConfig
 
 _TYPES = {"int": int, "float": float, "str": str, "bool": bool}
@@ -139,6 +141,20 @@ def add_bias_arguments(parser: argparse.ArgumentParser) -> None:
 def bias_overrides(args: argparse.Namespace) -> dict[str, Any]:
     """The variant options the user set, flat (see :attr:`ExperimentConfig.bias_options`)."""
     names = [f.name for entry in VARIANTS.values() for f in fields(entry.options)]
+    return {name: getattr(args, name) for name in names if getattr(args, name) is not None}
+
+
+def add_syntax_model_arguments(parser: argparse.ArgumentParser) -> None:
+    """A flag for every option of :class:`lessons_lib.syntax_bias.registry.SyntaxModelOptions`."""
+    group = parser.add_argument_group("options of every biased variant (bias dropout, distance predictor)")
+    docs = attribute_docs(SyntaxModelOptions)
+    for spec in fields(SyntaxModelOptions):
+        _add_field(group, spec, f"{docs.get(spec.name, '')} (default {_default(spec)})".lstrip())
+
+
+def syntax_model_overrides(args: argparse.Namespace) -> dict[str, Any]:
+    """The syntax-model options the user set, flat (see :attr:`ExperimentConfig.syntax_model`)."""
+    names = [f.name for f in fields(SyntaxModelOptions)]
     return {name: getattr(args, name) for name in names if getattr(args, name) is not None}
 
 

@@ -20,7 +20,7 @@ from lessons_lib.validation import check_int
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    from lessons_lib.syntax.parser_training import DEFAULT_UD_DIR
+    from lessons_lib.syntax.parser_training import CONFIG_FILE, DEFAULT_UD_DIR, MODEL_NAME
 
     p = subparsers.add_parser("build-treebank", help="regenerate the template part of the course treebank")
     p.add_argument("--per-frame", type=int, default=60, help="sentences per grammar frame (default 60)")
@@ -32,6 +32,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="folder with the UD Chinese CoNLL-U files (default ../shared/data/ud)")
     p.add_argument("--output", type=Path, default=None, help="where to save the pipeline (default data/parser/zh_course_parser)")
     p.add_argument("--work-dir", type=Path, default=None, help="keep DocBins and spaCy checkpoints here")
+    p.add_argument("--config", type=Path, default=CONFIG_FILE,
+                   help="spaCy training config (default data/parser/parser_config.cfg; the smaller, faster "
+                        "one is data/parser/parser_config_small.cfg)")
+    p.add_argument("--name", default=MODEL_NAME,
+                   help=f"the pipeline's name, which keys its parses in the parse cache (default {MODEL_NAME})")
     p.add_argument("--max-epochs", type=int, default=None, help="override the config's epochs")
     p.add_argument("--no-templates", action="store_true", help="leave out the template-generated treebank")
     p.add_argument("--templates-per-frame", type=int, default=15,
@@ -83,7 +88,8 @@ def run_train_parser(args: argparse.Namespace) -> int:
     if args.scores is not None and args.scores.is_dir():
         raise CourseInputError(f"--scores {args.scores} is a folder, not a file")
     output = args.output or paths.PARSER_MODEL_DIR
-    run = train_parser(ud_dir=args.ud_dir, output=output, work_dir=args.work_dir, max_epochs=args.max_epochs,
+    run = train_parser(ud_dir=args.ud_dir, output=output, work_dir=args.work_dir, config=args.config,
+                       model_name=args.name, max_epochs=args.max_epochs,
                        use_course=not args.no_course, use_templates=not args.no_templates, use_ud=not args.no_ud,
                        templates_per_frame=args.templates_per_frame or None, select=args.select)
     print(f"trained in {run.seconds:.0f} s; model {run.model_bytes / 1e6:.2f} MB at {run.output}")

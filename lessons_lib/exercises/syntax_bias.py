@@ -1,4 +1,5 @@
-"""Checkers for the syntax-biased attention exercises (bucket lookup, hard mask, the one-block gradient).
+"""Checkers for the syntax-biased attention exercises (bucket lookup, hard mask, the one-block
+gradient; bias dropout, the predictor's offset yardstick, why the control cannot do without its tree).
 
 The check inputs use the default bucket scheme of :mod:`lessons_lib.syntax.buckets`:
 0 same word, 1–10 tree distances, 11 different sentences, 12 special tokens, -1 padding.
@@ -11,12 +12,13 @@ from typing import Any, Callable, Sequence
 import torch
 
 from lessons_lib.exercises import (ExerciseCheckError, KnownMistake, call_learner, check_generator, check_random,
-                                   compare_tensor, passed)
+                                   compare_choice, compare_tensor, passed)
 from lessons_lib.pairs.config import PairClassifierConfig
 from lessons_lib.pairs.encoding import PairBatch
 from lessons_lib.pairs.vocab import Vocabulary
 from lessons_lib.syntax.buckets import CROSS_SENTENCE_BUCKET, DEFAULT_SCHEME, NUM_BUCKETS, PAD_BUCKET, SPECIAL_BUCKET
 from lessons_lib.syntax_bias.model import BUCKETS_KEY, SyntaxBiasedPairClassifier
+from lessons_lib.syntax_bias.predictor import offset_baseline_accuracy
 from lessons_lib.syntax_bias.registry import HardMaskOptions, LearnedOptions
 from lessons_lib.syntax_bias.variants import HardMaskBias, LearnedBucketBias, lookup_bias
 
@@ -180,3 +182,116 @@ def check_one_block_gradients(fn: Callable[[], dict], *, seed: int | None = None
         missing = sorted((true_zero - zero) | (true_rounding - rounding))
         raise ExerciseCheckError(f"{exercise}: 还有桶没有归类或归错了：{missing}。每个桶号都属于两类之一。")
     passed(exercise)
+
+
+def check_drop_bias(fn: Callable[[torch.Tensor, torch.Tensor], torch.Tensor], *, seed: int | None = None) -> None:
+    """Exercise 09-1: ``fn(bias (B, h, L, L), dropped (B,) bool)`` → the bias with every dropped pair's entries 0.
+
+    With the grader's ``seed`` the pairs' lengths and the bias table are drawn afresh.
+    """
+    exercise = "练习 09-1 偏置 dropout"
+    buckets = _buckets(seed)
+    hard = _hard_mask(buckets, 1)  # holds -inf: the case a multiplication gets wrong
+    learned = lookup_bias(_table(4, seed), buckets)
+    for bias in (learned, hard):
+        for dropped in (torch.tensor([True, False]), torch.tensor([False, True])):
+            got = call_learner(exercise, fn, bias.clone(), dropped.clone())
+            flag = dropped[:, None, None, None]
+            expected = torch.where(flag, torch.zeros(()), bias)
+            multiplied = bias * (~flag).float()
+            if isinstance(got, torch.Tensor) and got.shape == bias.shape and bool(torch.isnan(got).any()):
+                if bool(torch.isclose(got, multiplied, equal_nan=True).all()):
+                    raise ExerciseCheckError(
+                        f"{exercise}: 结果里出现了 NaN。你把偏置乘以了 0/1 的保留掩码：硬遮蔽的偏置里有 -inf，"
+                        "而 -inf × 0 = NaN。丢弃要“换成 0”（torch.where），不要“乘以 0”。")
+            compare_tensor(
+                exercise, got, expected,
+                mistakes=[
+                    KnownMistake(torch.where(~flag, torch.zeros(()), bias),
+                                 "你把保留的句对置 0、丢弃的句对原样保留了：dropped 为 True 的句对才去掉偏置。"),
+                    KnownMistake(bias.masked_fill(flag, float("-inf")),
+                                 "丢弃偏置是让这个句对“没有偏置”（加 0），不是 -inf：-inf 会遮住所有键。"),
+                    KnownMistake(bias, "你没有去掉任何偏置：dropped 为 True 的句对，整块 (h, L, L) 偏置都应为 0。"),
+                ],
+                what="丢弃后的偏置",
+            )
+    passed(exercise)
+
+
+def _offset_cases(seed: int | None = None) -> list[tuple[torch.Tensor, ...]]:
+    g = check_generator(seed, _SEED + 9)
+    cases = []
+    for n_train, n_test in ((200, 80), (50, 40)):
+        train_offsets = torch.randint(-6, 7, (n_train,), generator=g)
+        train_buckets = (train_offsets.abs() // 2 + torch.randint(0, 2, (n_train,), generator=g)).clamp(max=10)
+        test_offsets = torch.randint(-8, 9, (n_test,), generator=g)  # some offsets unseen in training
+        test_buckets = (test_offsets.abs() // 2).clamp(max=10)
+        cases.append((train_offsets, train_buckets, test_offsets, test_buckets))
+    # A tie: offset 1 holds buckets 3 and 1 once each; the smallest id wins.
+    cases.append((torch.tensor([1, 1, 2]), torch.tensor([3, 1, 2]), torch.tensor([1, 2]), torch.tensor([1, 2])))
+    return cases
+
+
+def check_offset_baseline(fn: Callable[..., float], *, seed: int | None = None) -> None:
+    """Exercise 09-2: ``fn(train_offsets, train_buckets, test_offsets, test_buckets)`` → accuracy (float).
+
+    With the grader's ``seed`` the random offset lists are drawn afresh (the tie case stays).
+    """
+    exercise = "练习 09-2 只看偏移的基准"
+    for train_offsets, train_buckets, test_offsets, test_buckets in _offset_cases(seed):
+        got = call_learner(exercise, fn, train_offsets.clone(), train_buckets.clone(), test_offsets.clone(),
+                           test_buckets.clone())
+        expected = offset_baseline_accuracy(train_offsets, train_buckets, test_offsets, test_buckets)
+        try:
+            value = float(got)
+        except (TypeError, ValueError):
+            raise ExerciseCheckError(f"{exercise}: 应当返回一个数（准确率），收到的是 {type(got).__name__}") from None
+        if abs(value - expected) <= 1e-6:
+            continue
+        absolute = _absolute_offset_rule(train_offsets, train_buckets, test_offsets, test_buckets)
+        if abs(value - absolute) <= 1e-6:
+            raise ExerciseCheckError(f"{exercise}: 你按 |j − i| 分组了。偏移有正负：j 在 i 之前还是之后，"
+                                     "在依存树里并不对称（中心词常在后面），按有符号的 j − i 分组。")
+        if not 0.0 <= value <= 1.0:
+            raise ExerciseCheckError(f"{exercise}: 准确率应在 [0, 1] 内，你的是 {value:.4f}：是不是返回了答对的个数？")
+        raise ExerciseCheckError(
+            f"{exercise}: 你的准确率 {value:.4f} 不对。规则只从训练对学：每个偏移取出现最多的桶号（并列取较小的），"
+            "训练中没见过的偏移取训练中整体最多的桶号；然后在测试对上数猜对的比例。")
+    passed(exercise)
+
+
+def _absolute_offset_rule(train_offsets, train_buckets, test_offsets, test_buckets) -> float:
+    return offset_baseline_accuracy(train_offsets.abs(), train_buckets, test_offsets.abs(), test_buckets)
+
+
+# Exercise 09-3: why the positive control cannot do without its tree. One right answer;
+# each wrong one gets the reason it does not explain the measurement.
+CONTROL_EXPLANATIONS = {
+    "A": "预测器太小：换一个更大、看得更远的预测器，就能把读法预测出来。",
+    "B": "句子 A 的读法是生成时随机抽取的，与文字无关：同一串字有两棵树，只读文字的预测器（或分析器）"
+         "对同一串字只能给出同一个答案。",
+    "C": "训练时没有用偏置 dropout，模型没学会不靠树做判断。",
+    "D": "预测器的桶准确率太低：句子 B 和句子 A 的大部分字对都预测错了。",
+}
+_WRONG = {
+    "A": "不是大小的问题：两种读法的字和字序完全相同，任何只读文字的函数对这两棵树都给出同一个输出，"
+         "预测器再大也只能猜中一半。",
+    "C": "偏置 dropout 帮不了这里：文字里没有读法的信息，模型不靠树也无从得知答案——本课的曲线上，"
+         "任何 p 下“没有树”的准确率都在 0.5 附近。",
+    "D": "桶准确率并不低：句子 B 没有歧义，句子 A 的字对也有很多在两种读法下同桶；预测器错在两种读法不同桶的"
+         "那些字对上，而它们恰恰是文字决定不了的。",
+}
+
+
+def check_control_explanation(fn: Callable[[], str], *, seed: int | None = None) -> None:
+    """Exercise 09-3: ``fn()`` returns the letter of :data:`CONTROL_EXPLANATIONS` that explains the
+    control's 0.5 without trees.
+
+    ``seed`` (the grader's) is accepted and unused: an explanation has no inputs to redraw.
+    """
+    exercise = "练习 09-3 对照任务为什么离不开树"
+    answer = call_learner(exercise, fn)
+    letter = answer.strip().upper() if isinstance(answer, str) else answer
+    compare_choice(exercise, letter, CONTROL_EXPLANATIONS, "B", _WRONG)
+    passed(exercise, "两种读法的字和字序完全相同，模型读到的文字对两棵树是同一个输入；读法只写在金标准树里。"
+                     "所以分析器、预测器、去掉偏置，凡是不用金标准树的做法，都只能回到一半左右。")

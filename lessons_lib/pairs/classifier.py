@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import torch
 from torch import nn
+from torch.nn import functional as F
 
 from lessons_lib.errors import CourseInputError
 from lessons_lib.pairs.config import PairClassifierConfig
@@ -62,6 +63,11 @@ def overlap_features(token_ids: torch.Tensor, segment_ids: torch.Tensor, key_mas
     return torch.stack([share_a, share_b, length_gap], dim=1)
 
 
+def _check_batch(batch: object) -> None:
+    if not isinstance(batch, PairBatch):
+        raise CourseInputError(f"PairClassifier takes a PairBatch (see lessons_lib.pairs.encoding), got {type(batch).__name__}")
+
+
 class PairClassifier(nn.Module):
     """Encoder + ``[CLS]`` → dense + tanh → dropout → ``n_classes`` scores."""
 
@@ -79,23 +85,37 @@ class PairClassifier(nn.Module):
         """Hook for variants: an attention bias broadcastable to ``(B, H, L, L)``; none here."""
         return None
 
+    def segment_ids(self, batch: PairBatch) -> torch.Tensor:
+        """``(B, L)`` segment ids the encoder reads: the sentence, plus 2 · matched with ``match_flags``."""
+        if not self.config.match_flags:
+            return batch.segment_ids
+        flags = match_flags(batch.token_ids, batch.segment_ids, batch.key_mask)
+        return batch.segment_ids + 2 * flags.long()
+
     def encode(self, batch: PairBatch) -> torch.Tensor:
         """``(B, L, D)`` hidden states of the batch."""
-        segment_ids = batch.segment_ids
-        if self.config.match_flags:
-            flags = match_flags(batch.token_ids, batch.segment_ids, batch.key_mask)
-            segment_ids = segment_ids + 2 * flags.long()
-        return self.encoder(batch.token_ids, segment_ids, batch.key_mask, attn_bias=self.attention_bias(batch))
+        return self.encoder(batch.token_ids, self.segment_ids(batch), batch.key_mask,
+                            attn_bias=self.attention_bias(batch))
 
-    def forward(self, batch: PairBatch) -> torch.Tensor:
-        """``(B, n_classes)`` logits for a :class:`PairBatch`."""
-        if not isinstance(batch, PairBatch):
-            raise CourseInputError(f"PairClassifier takes a PairBatch (see lessons_lib.pairs.encoding), got {type(batch).__name__}")
-        cls_vector = self.encode(batch)[:, 0]  # (B, D): position 0 is [CLS]
+    def classify(self, states: torch.Tensor, batch: PairBatch) -> torch.Tensor:
+        """The head: ``(B, L, D)`` hidden states → ``(B, n_classes)`` logits from the ``[CLS]`` position."""
+        cls_vector = states[:, 0]  # (B, D): position 0 is [CLS]
         if self.config.overlap_features:
             cls_vector = torch.cat([cls_vector, overlap_features(batch.token_ids, batch.segment_ids, batch.key_mask)], 1)
         pooled = torch.tanh(self.pooler(cls_vector))
         return self.classifier(self.dropout(pooled))
+
+    def forward(self, batch: PairBatch) -> torch.Tensor:
+        """``(B, n_classes)`` logits for a :class:`PairBatch`."""
+        _check_batch(batch)
+        return self.classify(self.encode(batch), batch)
+
+    def training_loss(self, batch: PairBatch) -> torch.Tensor:
+        """The loss the trainer minimises: cross-entropy of the logits against ``batch.labels``.
+
+        Variants with an auxiliary objective (a distance predictor) add their term here.
+        """
+        return F.cross_entropy(self(batch), batch.labels)
 
     def set_keep_attention(self, keep: bool = True) -> None:
         """Store every block's attention weights on the next forward (for heatmaps)."""

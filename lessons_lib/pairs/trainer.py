@@ -1,7 +1,8 @@
 """Training pair classifiers: optimiser, schedule, the loop, resumable checkpoints.
 
 The loop is generic: a model is any ``nn.Module`` whose ``forward(batch)`` takes a
-:class:`lessons_lib.pairs.encoding.PairBatch` and returns ``(B, n_classes)`` logits; per-batch
+:class:`lessons_lib.pairs.encoding.PairBatch` and returns ``(B, n_classes)`` logits (a model
+with a ``training_loss(batch)`` method is trained on that loss instead of cross-entropy); per-batch
 tensors a variant needs (a syntax distance matrix, ...) come from an ``extras_fn`` hook
 into ``batch.extras``.
 
@@ -56,34 +57,46 @@ __all__ = [
 ]
 
 
-def parameter_groups(model: nn.Module, weight_decay: float) -> list[dict]:
-    """Two AdamW groups: decayed (weight matrices, embeddings) and not decayed (biases, norm weights).
+def parameter_groups(model: nn.Module, weight_decay: float, lr: float | None = None) -> list[dict]:
+    """AdamW groups: decayed (weight matrices, embeddings) and not decayed (biases, norm weights).
 
     A parameter is "not decayed" when it is a bias, belongs to a normalisation layer
     (``LayerNorm``, ``BatchNorm``, ``GroupNorm``, ...), or is named in its module's
     ``no_weight_decay`` attribute (e.g. the syntax-bias table, an additive attention bias).
-    Every trainable parameter lands in exactly one group.
+    A module with a ``param_lr_multiplier`` attribute (a small side network that must learn
+    within the steps the task gives it, such as the distance predictor) puts its parameters
+    in groups of their own whose learning rate is ``lr × multiplier`` (``lr`` required then).
+    Every trainable parameter lands in exactly one group; with no multiplier there are two.
     """
     norm_types = (nn.LayerNorm, nn.GroupNorm, nn.modules.batchnorm._BatchNorm, nn.RMSNorm)
     no_decay: set[int] = set()
+    multiplier: dict[int, float] = {}
     for module in model.modules():
         for name, param in module.named_parameters(recurse=False):
             exempt = name in getattr(module, "no_weight_decay", ())
             if exempt or isinstance(module, norm_types) or name == "bias" or name.endswith("bias"):
                 no_decay.add(id(param))
-    decay_params, no_decay_params = [], []
+        factor = getattr(module, "param_lr_multiplier", None)
+        if factor is not None and float(factor) != 1.0:
+            multiplier.update({id(param): float(factor) for param in module.parameters()})
+    if multiplier and lr is None:
+        raise CourseInputError("a module asks for its own learning rate (param_lr_multiplier): pass `lr`")
+    groups: dict[tuple[bool, float], list[nn.Parameter]] = {(True, 1.0): [], (False, 1.0): []}
     for param in model.parameters():
         if param.requires_grad:
-            (no_decay_params if id(param) in no_decay else decay_params).append(param)
-    return [
-        {"params": decay_params, "weight_decay": weight_decay},
-        {"params": no_decay_params, "weight_decay": 0.0},
-    ]
+            groups.setdefault((id(param) not in no_decay, multiplier.get(id(param), 1.0)), []).append(param)
+    out = []
+    for (decayed, factor), params in groups.items():
+        group = {"params": params, "weight_decay": weight_decay if decayed else 0.0}
+        if factor != 1.0:
+            group["lr"] = lr * factor
+        out.append(group)
+    return out
 
 
 def build_optimizer(model: nn.Module, config: TrainConfig) -> torch.optim.AdamW:
     """AdamW over :func:`parameter_groups`."""
-    return torch.optim.AdamW(parameter_groups(model, config.weight_decay), lr=config.lr)
+    return torch.optim.AdamW(parameter_groups(model, config.weight_decay, config.lr), lr=config.lr)
 
 
 def build_scheduler(optimizer: torch.optim.Optimizer, config: TrainConfig, total_steps: int) -> torch.optim.lr_scheduler.LambdaLR:
@@ -157,6 +170,12 @@ def _set_rng_state(state: dict) -> None:
         torch.cuda.set_rng_state_all(state["cuda"])
 
 
+def _training_loss(model: nn.Module, batch) -> torch.Tensor:
+    """The model's own ``training_loss(batch)`` when it has one (an auxiliary term), else cross-entropy."""
+    own = getattr(model, "training_loss", None)
+    return own(batch) if callable(own) else F.cross_entropy(model(batch), batch.labels)
+
+
 class _Trainer:
     """The state of one training run and its named steps (see :func:`train_pair_classifier`)."""
 
@@ -212,7 +231,7 @@ class _Trainer:
         started, loss_sum, seen = time.perf_counter(), 0.0, 0
         for step, batch in enumerate(bar, start=1):
             batch = batch.to(self.device)
-            loss = F.cross_entropy(self.model(batch), batch.labels)
+            loss = _training_loss(self.model, batch)
             loss_value = float(loss.detach())
             if not math.isfinite(loss_value):
                 raise CourseInputError(

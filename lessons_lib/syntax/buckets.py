@@ -49,7 +49,7 @@ import torch
 
 from lessons_lib.errors import CourseInputError
 from lessons_lib.pairs.encoding import truncate_pair
-from lessons_lib.pairs.vocab import CLS, SEP
+from lessons_lib.pairs.vocab import CLS, SEP, Vocabulary
 from lessons_lib.syntax.distances import batch_tree_distances
 from lessons_lib.syntax.trees import validate_heads
 from lessons_lib.validation import check_choice, check_int
@@ -285,6 +285,43 @@ def _mark_other_kinds(buckets: torch.Tensor, part: torch.Tensor, scheme: BucketS
     buckets = torch.where((p >= 0) & (q >= 0) & (p != q), torch.tensor(scheme.cross_sentence), buckets)
     buckets = torch.where((p == -1) | (q == -1), torch.tensor(scheme.special), buckets)
     return torch.where((p == -2) | (q == -2), torch.tensor(PAD_BUCKET), buckets)
+
+
+def layout_buckets(
+    token_ids: torch.Tensor,
+    segment_ids: torch.Tensor,
+    key_mask: torch.Tensor,
+    scheme: BucketScheme = DEFAULT_SCHEME,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """What a batch's layout alone says about its bucket ids, without any tree.
+
+    Most ids are fixed by *where* the two positions are: padding, a special token, two
+    different sentences, a character with itself (same word). Only a pair of two different
+    characters of the same sentence needs a tree: "same word" or a distance.
+
+    Args:
+        token_ids, segment_ids: ``(B, L)`` long, as :func:`lessons_lib.pairs.encoding.collate_pairs`
+            makes them (segment 0 = ``[CLS] a [SEP]``, 1 = ``b [SEP]``; the plain 0/1 ids,
+            not the match-flag ones).
+        key_mask: ``(B, L)`` bool, ``True`` at real tokens.
+        scheme: the bucket scheme.
+
+    Returns:
+        ``(buckets, needs_tree)``: ``(B, L, L)`` long ids — the layout's where it decides,
+        ``SAME_WORD`` where it does not — and ``(B, L, L)`` bool, ``True`` where a tree
+        (or a predictor) must give the id.
+    """
+    if token_ids.dim() != 2 or segment_ids.shape != token_ids.shape or key_mask.shape != token_ids.shape:
+        raise CourseInputError(f"`token_ids`, `segment_ids` and `key_mask` must all be (B, L); got "
+                               f"{tuple(token_ids.shape)}, {tuple(segment_ids.shape)}, {tuple(key_mask.shape)}")
+    special = (token_ids == Vocabulary.cls_id) | (token_ids == Vocabulary.sep_id)
+    part = torch.where(key_mask, torch.where(special, torch.tensor(-1), segment_ids), torch.tensor(-2))
+    batch, length = token_ids.shape
+    buckets = _mark_other_kinds(torch.full((batch, length, length), SAME_WORD_BUCKET, dtype=torch.long,
+                                           device=token_ids.device), part, scheme)
+    p, q = part[:, :, None], part[:, None, :]
+    off_diagonal = ~torch.eye(length, dtype=torch.bool, device=token_ids.device)
+    return buckets, (p >= 0) & (p == q) & off_diagonal
 
 
 def pair_distance_buckets(

@@ -37,11 +37,15 @@ TEMPLATE_FILE = TREEBANK_DIR / "course_questions_templates.conllu"
 PARSER_DIR = paths.DATA_DIR / "parser"
 CONFIG_FILE = PARSER_DIR / "parser_config.cfg"
 SCORES_FILE = PARSER_DIR / "scores.json"
+# The smaller, faster configuration (narrower, shallower, fewer epochs) and its shipped model.
+SMALL_CONFIG_FILE = PARSER_DIR / "parser_config_small.cfg"
+SMALL_SCORES_FILE = PARSER_DIR / "scores_small.json"
 # Seen from the repository root, the shared UD folder is ../shared/data/ud/.
 DEFAULT_UD_DIR = paths.REPO_ROOT.parent / "shared" / "data" / "ud"
 UD_TRAIN_FILES = ("zh_gsdsimp-ud-dev.conllu", "zh_gsdsimp-ud-test.conllu", "zh_cfl-ud-test.conllu")
 UD_EVAL_FILE = "zh_beginner-ud-test.part-a.conllu"  # CC BY-NC-SA: evaluation only
 MODEL_NAME = "course_parser"
+SMALL_MODEL_NAME = "course_parser_small"
 MODEL_VERSION = "1.0.0"
 
 
@@ -268,7 +272,7 @@ def _training_sets(ud: dict[str, list[TreebankSentence]], split: dict[str, list[
 
 
 _MODEL_META = {
-    "name": MODEL_NAME, "version": MODEL_VERSION, "license": "CC BY-SA 4.0",
+    "version": MODEL_VERSION, "license": "CC BY-SA 4.0",
     "description": "Small Chinese dependency parser of the course 'attention, from dot products to "
                    "syntax-biased Transformers' (jieba segmentation, UD v2 relations).",
     "sources": [
@@ -279,7 +283,7 @@ _MODEL_META = {
 
 
 def _train_and_save(train_set, dev_set, work: Path, config: Path, max_epochs: int | None, select: str,
-                    output: Path) -> float:
+                    output: Path, model_name: str) -> float:
     """Train with spaCy in ``work``, save the selected model to ``output``; returns the training seconds."""
     import spacy
     from spacy.cli.train import train as spacy_train
@@ -294,7 +298,7 @@ def _train_and_save(train_set, dev_set, work: Path, config: Path, max_epochs: in
     spacy_train(Path(config), work / "model", overrides=overrides, use_gpu=-1)
     seconds = time.perf_counter() - start
     nlp = spacy.load(work / "model" / f"model-{select}")
-    nlp.meta.update(_MODEL_META)
+    nlp.meta.update({"name": model_name, **_MODEL_META})
     if output.exists():
         shutil.rmtree(output)
     nlp.to_disk(output)
@@ -329,6 +333,7 @@ def train_parser(
     max_epochs: int | None = None,
     templates_per_frame: int | None = 15,
     select: str = "last",
+    model_name: str = MODEL_NAME,
     log=print,
 ) -> ParserTrainingRun:
     """Train the parser, save it to ``output`` and evaluate it on both held-out sets.
@@ -348,6 +353,7 @@ def train_parser(
             with the best dev score. The dev set is mostly template sentences, which the
             parser masters within an epoch or two, so its score stops telling checkpoints
             apart early: "last" is the default.
+        model_name: the pipeline's name in its meta (the parse cache keys parses by it).
         log: where progress lines go.
 
     Returns:
@@ -356,6 +362,8 @@ def train_parser(
     import tempfile
 
     check_choice(select, "`select`", ("last", "best"))
+    if not Path(config).is_file():
+        raise CourseInputError(f"parser training config not found: {config}")
     ud = read_ud(ud_dir, (*UD_TRAIN_FILES, UD_EVAL_FILE))
     hand, templates = read_course_treebank()
     split = split_course_treebank(hand, templates if use_templates else [])
@@ -365,7 +373,7 @@ def train_parser(
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(work_dir) if work_dir is not None else Path(tmp)
         work.mkdir(parents=True, exist_ok=True)
-        seconds = _train_and_save(train_set, dev_set, work, Path(config), max_epochs, select, output)
+        seconds = _train_and_save(train_set, dev_set, work, Path(config), max_epochs, select, output, model_name)
     scores, ceilings = _evaluate_saved(output, ud, split)
     return ParserTrainingRun(output, seconds, counts, scores, _folder_size(output), ceilings)
 

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 
 from lessons_lib.errors import CourseInputError
 from lessons_lib.pairs.config import PRESETS, PairClassifierConfig, TrainConfig, resolve_configs
 from lessons_lib.syntax.buckets import DEFAULT_MAX_DISTANCE, BucketScheme
-from lessons_lib.syntax_bias.registry import BASELINE, VARIANTS, check_bias_options, options_for
+from lessons_lib.syntax_bias.registry import BASELINE, VARIANTS, SyntaxModelOptions, check_bias_options, options_for
 from lessons_lib.validation import check_choice, check_int, check_number, check_probability, strict_from_dict
 
 __all__ = ["ExperimentConfig"]
@@ -34,6 +34,8 @@ class ExperimentConfig:
         max_distance, log_buckets: the bucket scheme.
         bias_options: flat options of the variants (``{"bias_lr_multiplier": 30, "decay": 0.5}``),
             each routed to the variant whose options dataclass has the field.
+        syntax_model: flat :class:`SyntaxModelOptions` (``{"bias_dropout": 0.5}``) for every
+            variant but the baseline.
     """
 
     variants: list[str] = field(default_factory=lambda: list(VARIANTS))
@@ -48,6 +50,7 @@ class ExperimentConfig:
     max_distance: int = DEFAULT_MAX_DISTANCE
     log_buckets: bool = False
     bias_options: dict = field(default_factory=dict)
+    syntax_model: dict = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if not self.variants or len(set(self.variants)) != len(self.variants):
@@ -65,6 +68,7 @@ class ExperimentConfig:
         check_int(self.subset_seed, "`subset_seed`", minimum=0)
         check_int(self.noise_seed, "`noise_seed`", minimum=0)
         check_bias_options(self.bias_options)
+        self.syntax_model_options()  # validates them
         self.scheme()  # validates the bucket options
         self.train_config(0)  # validates the model and training overrides
         if self.classifier_config(10).encoder.n_layers < 2 and any(v != BASELINE for v in self.variants):
@@ -86,6 +90,14 @@ class ExperimentConfig:
     def variant_options(self, name: str):
         """The options dataclass of variant ``name`` (its defaults, overridden by :attr:`bias_options`)."""
         return options_for(name, self.bias_options)
+
+    def syntax_model_options(self) -> SyntaxModelOptions:
+        """:attr:`syntax_model` as its dataclass (an unknown name is an error)."""
+        known = [f.name for f in fields(SyntaxModelOptions)]
+        unknown = sorted(set(self.syntax_model) - set(known))
+        if unknown:
+            raise CourseInputError(f"unknown `syntax_model` options {unknown}; known: {', '.join(known)}")
+        return SyntaxModelOptions(**self.syntax_model)
 
     def to_dict(self) -> dict:
         return asdict(self)

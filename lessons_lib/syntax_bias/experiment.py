@@ -4,9 +4,11 @@
 parse cache): it takes the parses, applies the configured parser noise, trains each
 variant once per seed with :func:`lessons_lib.pairs.trainer.train_pair_classifier`
 (seeded, resumable; dev after every epoch), scores the test split once after training,
-compares each variant with the baseline of the
-same seed by the exact McNemar test on test, reads the learned bias per bucket and returns
-an :class:`~lessons_lib.syntax_bias.results.ExperimentResult`. :func:`load_trained` rebuilds
+compares each variant with the baseline of the same seed by the exact McNemar test on
+test, scores every biased run on test once more without trees (the bias left out) and,
+with a distance predictor, with its predicted buckets (and the predictor's confusion over
+buckets), reads the learned bias per bucket and returns an
+:class:`~lessons_lib.syntax_bias.results.ExperimentResult`. :func:`load_trained` rebuilds
 a finished run's model from its folder.
 """
 
@@ -23,7 +25,7 @@ from lessons_lib.course.reproducibility import set_seed
 from lessons_lib.errors import CourseInputError
 from lessons_lib.pairs.config import PairClassifierConfig
 from lessons_lib.pairs.data import LcqmcData, PairExample
-from lessons_lib.pairs.encoding import ExtrasFn
+from lessons_lib.pairs.encoding import ExtrasFn, make_batches
 from lessons_lib.pairs.metrics import EvalResult, evaluate, mcnemar_exact
 from lessons_lib.pairs.runs import load_run, load_weights
 from lessons_lib.pairs.trainer import TrainResult, train_pair_classifier
@@ -31,14 +33,17 @@ from lessons_lib.pairs.vocab import Vocabulary
 from lessons_lib.syntax.buckets import POSITION_UNITS, BucketScheme
 from lessons_lib.syntax.noise import noisy_parses
 from lessons_lib.syntax.parser import Parse
-from lessons_lib.syntax_bias.config import ExperimentConfig
+from lessons_lib.syntax_bias.config import ExperimentConfig, SyntaxModelOptions
 from lessons_lib.syntax_bias.model import SyntaxBiasedPairClassifier, check_parse_alignment, extras_for
+from lessons_lib.syntax_bias.predictor import DistancePredictor, bucket_confusion
 from lessons_lib.syntax_bias.registry import BASELINE, VARIANTS, options_for
-from lessons_lib.syntax_bias.results import (DataSummary, EpochRecord, ExperimentResult, LearnedTable, PairedTest,
-                                             RunRecord, VariantSummary, spread)
+from lessons_lib.syntax_bias.results import (DataSummary, EpochRecord, ExperimentResult, InferenceRecord,
+                                             LearnedTable, PairedTest, PredictorRecord, RunRecord, VariantSummary,
+                                             spread)
 from lessons_lib.syntax_bias.variants import make_bias
 
 __all__ = ["subsample", "build_model", "needed_texts", "parse_corpus", "run_experiment", "summarise", "bucket_names",
+           "predictor_confusion",
            "load_trained"]
 
 
@@ -53,17 +58,25 @@ def subsample(examples: Sequence[PairExample], fraction: float, seed: int = 0) -
     return [examples[i] for i in chosen]
 
 
-def _build(classifier: PairClassifierConfig, scheme: BucketScheme, variant: str,
-           options: object) -> SyntaxBiasedPairClassifier:
+def _build(classifier: PairClassifierConfig, scheme: BucketScheme, variant: str, options: object,
+           syntax_model: SyntaxModelOptions) -> SyntaxBiasedPairClassifier:
     bias = make_bias(variant, scheme, classifier.encoder.n_heads, classifier.encoder.n_layers, options)
-    return SyntaxBiasedPairClassifier(classifier, bias)
+    if bias is None:  # the baseline: no bias to drop or predict
+        return SyntaxBiasedPairClassifier(classifier, None)
+    # Drawn after the classifier's weights, so that those are the baseline's whatever the options.
+    # Only tree buckets need predicting: relative-position ones are known from the string.
+    predicts = syntax_model.distance_predictor and VARIANTS[variant].buckets == "tree"
+    predictor = (DistancePredictor(scheme, classifier.encoder.d_model, width=syntax_model.predictor_width,
+                                   lr_multiplier=syntax_model.predictor_lr_multiplier) if predicts else None)
+    return SyntaxBiasedPairClassifier(classifier, bias, bias_dropout=syntax_model.bias_dropout, predictor=predictor,
+                                      predictor_weight=syntax_model.predictor_weight)
 
 
 def build_model(config: ExperimentConfig, variant: str, vocab_size: int, seed: int) -> SyntaxBiasedPairClassifier:
     """The classifier of ``variant``, its weights drawn after seeding with ``seed``."""
     classifier = config.classifier_config(vocab_size)
     set_seed(seed)
-    return _build(classifier, config.scheme(), variant, config.variant_options(variant))
+    return _build(classifier, config.scheme(), variant, config.variant_options(variant), config.syntax_model_options())
 
 
 def needed_texts(data: LcqmcData, config: ExperimentConfig | None = None) -> list[str]:
@@ -162,7 +175,7 @@ def _record(variant: str, seed: int, result: TrainResult, test: EvalResult, run_
 def _model_spec(config: ExperimentConfig, classifier: PairClassifierConfig, variant: str) -> dict:
     """What :func:`load_trained` needs to rebuild a run's model (stored in its checkpoint)."""
     return {"classifier": classifier.to_dict(), "variant": variant, "max_distance": config.max_distance,
-            "log_buckets": config.log_buckets, "options": config.bias_options}
+            "log_buckets": config.log_buckets, "options": config.bias_options, "syntax_model": config.syntax_model}
 
 
 def run_experiment(
@@ -208,7 +221,11 @@ def run_experiment(
             # The test split is scored once, after training: nothing is ever chosen by it.
             test = evaluate(model, data.test.examples, vocab, batch_size=train_config.eval_batch_size,
                             max_len=train_config.max_len, device=device, extras_fn=extras[variant])
-            runs.append(_record(variant, seed, result, test, run_dir))
+            record = _record(variant, seed, result, test, run_dir)
+            if variant != BASELINE:
+                record.inference, record.predictor = _test_without_parser(model, data.test.examples, vocab,
+                                                                          train_config, extras[variant], device)
+            runs.append(record)
             models[(variant, seed)] = model
             if log:
                 log(f"variant {variant}, seed {seed}: dev {result.dev.accuracy:.4f}, test {test.accuracy:.4f}")
@@ -223,6 +240,49 @@ def run_experiment(
         mcnemar=_paired_tests(runs, [ex.label for ex in data.test.examples]),
         learned_bias=_learned_tables(models, {v: bucket_names(config, v) for v in config.variants}),
     )
+
+
+def _test_without_parser(model: SyntaxBiasedPairClassifier, examples: Sequence[PairExample], vocab: Vocabulary,
+                         train_config, extras: ExtrasFn, device: str) -> tuple[list[InferenceRecord], PredictorRecord | None]:
+    """The test split scored with the bias left out and, with a predictor, with its buckets; and its confusion."""
+    sources = ["none"] + (["predicted"] if model.distance_predictor is not None else [])
+    records = []
+    for source in sources:
+        model.set_test_buckets(source)
+        try:
+            result = evaluate(model, examples, vocab, batch_size=train_config.eval_batch_size,
+                              max_len=train_config.max_len, device=device)
+        finally:
+            model.set_test_buckets("trees")
+        records.append(InferenceRecord(source, result.accuracy, result.predictions))
+    if model.distance_predictor is None:
+        return records, None
+    confusion = predictor_confusion(model, examples, vocab, extras, train_config.max_len,
+                                    train_config.eval_batch_size, device)
+    names = [model.distance_predictor.scheme.names[b] for b in model.distance_predictor.class_ids.tolist()]
+    parameters = sum(p.numel() for p in model.distance_predictor.parameters())
+    return records, PredictorRecord(names, confusion.tolist(), float(confusion.trace() / confusion.sum().clamp(min=1)),
+                                    parameters)
+
+
+def predictor_confusion(model: SyntaxBiasedPairClassifier, examples: Sequence[PairExample], vocab: Vocabulary,
+                        extras_fn: ExtrasFn, max_len: int, batch_size: int = 256, device: str = "cpu"):
+    """``(C, C)`` counts of (parser's bucket, predicted bucket) over the open pairs of ``examples``.
+
+    Open pairs: two different characters of the same sentence, the only ones the predictor
+    decides (see :mod:`lessons_lib.syntax_bias.predictor`). ``extras_fn`` gives the parser's buckets.
+    """
+    if model.distance_predictor is None:
+        raise CourseInputError("this model has no distance predictor")
+    gold, guess, open_pairs = [], [], []
+    model.eval()
+    for batch in make_batches(examples, vocab, batch_size, max_len=max_len, extras_fn=extras_fn):
+        batch = batch.to(device)
+        predicted, needs_tree = model.predicted_buckets(batch)
+        gold.append(model.batch_buckets(batch))
+        guess.append(predicted)
+        open_pairs.append(needs_tree)
+    return bucket_confusion(gold, guess, open_pairs, model.distance_predictor.class_ids.tolist())
 
 
 def _variant_extras(config: ExperimentConfig, parses: Mapping[str, Parse]) -> dict[str, ExtrasFn | None]:
@@ -255,9 +315,12 @@ def summarise(runs: Sequence[RunRecord]) -> dict[str, VariantSummary]:
     for variant in dict.fromkeys(r.variant for r in runs):
         mine = [r for r in runs if r.variant == variant]
         differences = [r.test_accuracy - baseline[r.seed] for r in mine if r.seed in baseline]
+        sources = list(dict.fromkeys(i.buckets for r in mine for i in r.inference))
+        by_source = {source: spread([i.test_accuracy for r in mine for i in r.inference if i.buckets == source])
+                     for source in sources}
         out[variant] = VariantSummary([r.seed for r in mine], spread([r.dev_accuracy for r in mine]),
                                       spread([r.test_accuracy for r in mine]),
-                                      spread(differences) if variant != BASELINE and differences else None)
+                                      spread(differences) if variant != BASELINE and differences else None, by_source)
     return out
 
 
@@ -294,6 +357,6 @@ def load_trained(run_dir: str | Path) -> tuple[SyntaxBiasedPairClassifier, Vocab
         raise CourseInputError(f"{run_dir}: not a run of `lessons experiment` (its checkpoint has no model spec)")
     scheme = BucketScheme(max_distance=spec["max_distance"], log_buckets=spec["log_buckets"])
     model = _build(PairClassifierConfig.from_dict(spec["classifier"]), scheme, spec["variant"],
-                   options_for(spec["variant"], spec["options"]))
+                   options_for(spec["variant"], spec["options"]), SyntaxModelOptions(**spec.get("syntax_model", {})))
     load_weights(model, run.model_state, Path(run_dir))
     return model.eval(), run.vocab

@@ -3,7 +3,11 @@
 - :class:`SyntaxBiasedPairClassifier` — :class:`lessons_lib.pairs.classifier.PairClassifier`
   whose attention gets a bias module's output (:mod:`lessons_lib.syntax_bias.variants`)
   through the encoder's ``attn_bias``. With no bias module it *is* the baseline: same
-  layers, same random draws.
+  layers, same random draws. Two options hold for every variant: **bias dropout** (during
+  training the whole bias of a pair is left out with probability ``bias_dropout``, so the
+  model also learns to work without a tree) and a **distance predictor**
+  (:mod:`lessons_lib.syntax_bias.predictor`) trained alongside; at test time the buckets
+  come from the trees, from the predictor, or from nowhere (:meth:`~SyntaxBiasedPairClassifier.set_test_buckets`).
 - :func:`bucket_extras` — the ``extras_fn`` that puts each batch's bucket matrices
   ``batch.extras["syntax_buckets"]`` ``(B, L, L)`` next to its tokens, from the parses of
   the two sentences (:mod:`lessons_lib.syntax.buckets`).
@@ -20,6 +24,7 @@ from __future__ import annotations
 from typing import Callable, Mapping, Sequence
 
 import torch
+from torch.nn import functional as F
 
 from lessons_lib.errors import CourseInputError
 from lessons_lib.pairs.classifier import PairClassifier
@@ -28,16 +33,21 @@ from lessons_lib.pairs.data import PairExample
 from lessons_lib.pairs.encoding import ExtrasFn, PairBatch
 from lessons_lib.pairs.vocab import tokenize_chars
 from lessons_lib.syntax.buckets import (PAD_BUCKET, POSITION_UNITS, BucketScheme, batch_pair_distance_buckets,
-                                        batch_pair_position_buckets)
+                                        batch_pair_position_buckets, layout_buckets)
 from lessons_lib.syntax.parser import Parse
+from lessons_lib.syntax_bias.predictor import DistancePredictor, predictor_loss
 from lessons_lib.syntax_bias.registry import variant as registry_entry
 from lessons_lib.syntax_bias.variants import BucketBias
-from lessons_lib.validation import check_choice
+from lessons_lib.validation import check_choice, check_number, check_probability
 
-__all__ = ["BUCKETS_KEY", "SyntaxBiasedPairClassifier", "bucket_extras", "position_extras", "extras_for",
-           "check_parse_alignment"]
+__all__ = ["BUCKETS_KEY", "TEST_BUCKETS", "SyntaxBiasedPairClassifier", "bucket_extras", "position_extras",
+           "extras_for", "check_parse_alignment"]
 
 BUCKETS_KEY = "syntax_buckets"
+# Where the buckets come from at test time: the batch's (the trees the run was trained with:
+# a parser's, gold or noisy), the distance predictor, or nowhere (the bias is left out: the
+# trained weights run as a plain encoder, no parser needed).
+TEST_BUCKETS = ("trees", "predicted", "none")
 
 
 class SyntaxBiasedPairClassifier(PairClassifier):
@@ -46,23 +56,50 @@ class SyntaxBiasedPairClassifier(PairClassifier):
     Args:
         config: the classifier's sizes and switches.
         bias: a :class:`lessons_lib.syntax_bias.variants.BucketBias` (``None``: the plain baseline).
+        bias_dropout: in training mode, leave out the whole bias of each pair with this
+            probability (one draw per pair and step, from torch's generator). At 0 nothing
+            is drawn, so the model is exactly the one without the option; at 1 the bias is
+            never used, so the forward pass is exactly the baseline's.
+        predictor: a :class:`~lessons_lib.syntax_bias.predictor.DistancePredictor` trained
+            on the parser's buckets next to the task (needs a bias).
+        predictor_weight: the weight of its loss in :meth:`training_loss`.
     """
 
-    def __init__(self, config: PairClassifierConfig, bias: BucketBias | None) -> None:
+    def __init__(self, config: PairClassifierConfig, bias: BucketBias | None, bias_dropout: float = 0.0,
+                 predictor: DistancePredictor | None = None, predictor_weight: float = 1.0) -> None:
         super().__init__(config)
         if bias is not None and bias.n_layers != config.encoder.n_layers:
             raise CourseInputError(f"the bias serves {bias.n_layers} blocks but the encoder has {config.encoder.n_layers}")
+        if predictor is not None and bias is None:
+            raise CourseInputError("a distance predictor predicts the buckets of a bias; the baseline has no bias")
         self.syntax_bias = bias
+        self.bias_dropout = check_probability(bias_dropout, "`bias_dropout`")
+        self.distance_predictor = predictor
+        self.predictor_weight = check_number(predictor_weight, "`predictor_weight`", minimum=0.0)
+        self.test_buckets = "trees"
+
+    def set_test_buckets(self, source: str) -> "SyntaxBiasedPairClassifier":
+        """Where the buckets come from in evaluation mode: ``"trees"`` (the batch's, the default),
+        ``"predicted"`` (the distance predictor's; no parser needed) or ``"none"`` (no bias at all)."""
+        check_choice(source, "`source`", TEST_BUCKETS)
+        if source == "predicted" and self.distance_predictor is None:
+            raise CourseInputError("this model has no distance predictor: train it with one to use predicted buckets")
+        self.test_buckets = source
+        return self
 
     def attention_bias(self, batch: PairBatch) -> list[torch.Tensor] | None:
         """One ``(B, 1 or H, L, L)`` bias per block from ``batch.extras["syntax_buckets"]``."""
         if self.syntax_bias is None:
             return None
+        return self.syntax_bias(self.batch_buckets(batch))
+
+    def batch_buckets(self, batch: PairBatch) -> torch.Tensor:
+        """``batch.extras["syntax_buckets"]`` ``(B, L, L)``, checked against the batch's padding."""
         buckets = batch.extras.get(BUCKETS_KEY)
         if buckets is None:
             raise CourseInputError(
                 f"this model needs `batch.extras[{BUCKETS_KEY!r}]`: pass `extras_fn=bucket_extras(...)` "
-                "when making batches (or use the variant 'none')"
+                "when making batches (or use the variant 'none', or `set_test_buckets('predicted' or 'none')`)"
             )
         pairs_real = batch.key_mask[:, :, None] & batch.key_mask[:, None, :]
         if buckets.shape != pairs_real.shape or not torch.equal(buckets >= 0, pairs_real):
@@ -70,7 +107,75 @@ class SyntaxBiasedPairClassifier(PairClassifier):
                 f"`{BUCKETS_KEY}` {tuple(buckets.shape)} does not line up with the batch's tokens "
                 f"{tuple(pairs_real.shape)}: its -1 (padding) entries must be exactly the pairs with a padding position"
             )
-        return self.syntax_bias(buckets)
+        return buckets
+
+    def encode(self, batch: PairBatch) -> torch.Tensor:
+        """``(B, L, D)`` hidden states of the batch."""
+        return self._encode(batch)[0]
+
+    @torch.no_grad()
+    def predicted_buckets(self, batch: PairBatch) -> tuple[torch.Tensor, torch.Tensor]:
+        """The distance predictor's ``(B, L, L)`` bucket ids for ``batch`` and the ``(B, L, L)``
+        bool mask of the pairs it decided (the rest come from the layout); no parser needed."""
+        predictor = self.distance_predictor
+        if predictor is None:
+            raise CourseInputError("this model has no distance predictor")
+        x = self.encoder.embeddings(batch.token_ids, self.segment_ids(batch))
+        layout, needs_tree = layout_buckets(batch.token_ids, batch.segment_ids, batch.key_mask, predictor.scheme)
+        return predictor.fill(predictor(x, batch.key_mask), layout, needs_tree), needs_tree
+
+    def training_loss(self, batch: PairBatch) -> torch.Tensor:
+        """Cross-entropy of the task, plus ``predictor_weight`` × the predictor's loss when it has one."""
+        states, predictor_term = self._encode(batch)
+        loss = F.cross_entropy(self.classify(states, batch), batch.labels)
+        return loss if predictor_term is None else loss + self.predictor_weight * predictor_term
+
+    def _encode(self, batch: PairBatch) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """Hidden states and the predictor's loss (``None`` unless training with a predictor).
+
+        The embeddings are computed first, once (the predictor reads them), then the blocks:
+        the same random draws, in the same order, as the baseline's forward pass.
+        """
+        if self.syntax_bias is None:
+            return super().encode(batch), None
+        if self.training and self.test_buckets != "trees":
+            raise CourseInputError(f"test buckets {self.test_buckets!r} are for evaluation (model.eval()); "
+                                   "training reads the batch's buckets")
+        x = self.encoder.embeddings(batch.token_ids, self.segment_ids(batch))
+        buckets, predictor_term = self._buckets(batch, x)
+        bias = None if buckets is None or self._drops_every_bias() else self._dropout(self.syntax_bias(buckets))
+        return self.encoder.run_blocks(x, batch.key_mask, bias), predictor_term
+
+    def _buckets(self, batch: PairBatch, x: torch.Tensor) -> tuple[torch.Tensor | None, torch.Tensor | None]:
+        """The ``(B, L, L)`` buckets of this forward pass (``None``: no bias) and the predictor's loss."""
+        if self.test_buckets == "none":
+            return None, None
+        predictor = self.distance_predictor
+        buckets = self.batch_buckets(batch) if self.test_buckets == "trees" else None
+        if predictor is None or not (self.training or self.test_buckets == "predicted"):
+            return buckets, None
+        layout, needs_tree = layout_buckets(batch.token_ids, batch.segment_ids, batch.key_mask, predictor.scheme)
+        logits = predictor(x, batch.key_mask)
+        if self.training:
+            return buckets, predictor_loss(predictor, logits, buckets, needs_tree)
+        return predictor.fill(logits, layout, needs_tree), None
+
+    def _drops_every_bias(self) -> bool:
+        return self.training and self.bias_dropout == 1.0
+
+    def _dropout(self, biases: list[torch.Tensor]) -> list[torch.Tensor]:
+        """Bias dropout: in training, each pair's bias (every block's) is 0 with probability ``bias_dropout``."""
+        if not self.training or self.bias_dropout == 0.0:
+            return biases  # nothing drawn: bit for bit the model without the option
+        first = biases[0]
+        dropped = torch.rand(first.shape[0], device=first.device) < self.bias_dropout  # (B,)
+        dropped = dropped[:, None, None, None]
+        zero = torch.zeros((), dtype=first.dtype, device=first.device)
+        out: dict[int, torch.Tensor] = {}  # one table shared by the blocks: the same tensor, computed once
+        for bias in biases:
+            if id(bias) not in out:
+                out[id(bias)] = torch.where(dropped, zero, bias)
+        return [out[id(bias)] for bias in biases]
 
 
 def check_parse_alignment(text: str, parse: Parse) -> None:

@@ -6,6 +6,9 @@ command-line flags of ``lessons experiment`` (one per options field), the order 
 descriptions of the results table. No torch here, so the command line can list the
 variants and their flags cheaply.
 
+Options that hold for every biased variant (bias dropout, the distance predictor) are not a
+variant's: they are :class:`SyntaxModelOptions`, also flags of ``lessons experiment``.
+
 Adding a variant: write its module in :mod:`lessons_lib.syntax_bias.variants` (the
 constructor takes ``(scheme, n_heads, n_layers, options)``), its options dataclass here
 (fields named so no other variant uses the name: they become flags), and one entry in
@@ -21,7 +24,7 @@ from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Mapping
 
 from lessons_lib.errors import CourseInputError
-from lessons_lib.validation import check_choice, check_int, check_number
+from lessons_lib.validation import check_choice, check_int, check_number, check_probability
 
 __all__ = [
     "BASELINE",
@@ -32,6 +35,7 @@ __all__ = [
     "RelativePositionOptions",
     "FixedDecayOptions",
     "HardMaskOptions",
+    "SyntaxModelOptions",
     "Variant",
     "VARIANTS",
     "variant",
@@ -129,6 +133,37 @@ class HardMaskOptions:
 
     def __post_init__(self) -> None:
         check_int(self.hard_max_distance, "hard_max_distance", minimum=0)
+
+
+@dataclass(frozen=True)
+class SyntaxModelOptions:
+    """Options of the syntax-biased classifier that hold for every bias variant (the baseline ignores them).
+
+    Attributes:
+        bias_dropout: during training, leave out the whole syntax bias of a pair with this
+            probability, so that the model also learns to do without a tree (0 = never: the
+            plain model bit for bit; 1 = always: the baseline's forward pass bit for bit).
+        distance_predictor: train a distance predictor next to the model, on the parser's
+            buckets, so that at test time the buckets can come from it instead of a parser.
+        predictor_weight: weight of the predictor's cross-entropy in the training loss.
+        predictor_width: hidden width of the predictor's convolutions.
+        predictor_lr_multiplier: the predictor learns at this multiple of the learning rate
+            (it must learn within the task's steps).
+    """
+
+    bias_dropout: float = 0.0
+    distance_predictor: bool = False
+    predictor_weight: float = 1.0
+    predictor_width: int = 32
+    predictor_lr_multiplier: float = 30.0
+
+    def __post_init__(self) -> None:
+        check_probability(self.bias_dropout, "`bias_dropout`")
+        if not isinstance(self.distance_predictor, bool):
+            raise CourseInputError(f"`distance_predictor` must be True or False, got {self.distance_predictor!r}")
+        check_number(self.predictor_weight, "`predictor_weight`", minimum=0.0)
+        check_int(self.predictor_width, "`predictor_width`")
+        check_number(self.predictor_lr_multiplier, "`predictor_lr_multiplier`", minimum=0.0, strict_minimum=True)
 
 
 @dataclass(frozen=True)

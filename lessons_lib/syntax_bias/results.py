@@ -19,11 +19,13 @@ from typing import Sequence
 from lessons_lib.errors import CourseInputError, file_errors
 from lessons_lib.pairs.significance import mean_ci95
 from lessons_lib.syntax_bias.config import ExperimentConfig
-from lessons_lib.syntax_bias.registry import VARIANTS
+from lessons_lib.syntax_bias.registry import BASELINE, VARIANTS
 
 __all__ = [
     "Spread",
     "EpochRecord",
+    "InferenceRecord",
+    "PredictorRecord",
     "RunRecord",
     "VariantSummary",
     "PairedTest",
@@ -77,12 +79,46 @@ class EpochRecord:
 
 
 @dataclass
+class InferenceRecord:
+    """A trained run scored on the test split with other buckets than the parser's.
+
+    Attributes:
+        buckets: ``"none"`` (the bias left out: no tree at all) or ``"predicted"`` (the
+            distance predictor's buckets); see :data:`lessons_lib.syntax_bias.model.TEST_BUCKETS`.
+    """
+
+    buckets: str
+    test_accuracy: float
+    test_predictions: list[int] = field(repr=False)
+
+
+@dataclass
+class PredictorRecord:
+    """How well a run's distance predictor reproduces the parser's buckets on the test split.
+
+    Attributes:
+        class_names: the buckets it chooses among ("same word", "d=1", ...).
+        confusion: ``confusion[parser's][predicted]`` counts over the open pairs (two
+            different characters of one sentence; the layout decides all others).
+        bucket_accuracy: the share of open pairs whose bucket it gets right.
+        parameters: its number of parameters.
+    """
+
+    class_names: list[str]
+    confusion: list[list[int]]
+    bucket_accuracy: float
+    parameters: int
+
+
+@dataclass
 class RunRecord:
     """One variant trained with one seed.
 
     Attributes:
         run_dir: the run's folder name under the experiment's work folder (``None`` when
             the experiment ran in memory); see :func:`lessons_lib.syntax_bias.experiment.load_trained`.
+        inference: the test split scored without the parser (biased variants only).
+        predictor: the distance predictor's bucket scores (runs trained with one).
     """
 
     variant: str
@@ -94,6 +130,8 @@ class RunRecord:
     epochs: list[EpochRecord]
     test_predictions: list[int] = field(repr=False)
     run_dir: str | None = None
+    inference: list[InferenceRecord] = field(default_factory=list)
+    predictor: PredictorRecord | None = None
 
 
 @dataclass
@@ -103,12 +141,15 @@ class VariantSummary:
     Attributes:
         test_difference: the paired test-accuracy difference, variant minus the baseline of
             the same seed, over the seeds both ran (``None`` for the baseline, or without one).
+        test_accuracy_by_buckets: test accuracy with other buckets at test time, by
+            :attr:`InferenceRecord.buckets` (``"none"``, ``"predicted"``).
     """
 
     seeds: list[int]
     dev_accuracy: Spread
     test_accuracy: Spread
     test_difference: Spread | None = None
+    test_accuracy_by_buckets: dict[str, Spread] = field(default_factory=dict)
 
 
 @dataclass
@@ -148,6 +189,13 @@ class DataSummary:
     parser_noise_words_reattached: float
 
 
+def _run_from_json(data: dict) -> RunRecord:
+    predictor = data.get("predictor")
+    return RunRecord(**{**data, "epochs": [EpochRecord(**e) for e in data["epochs"]],
+                        "inference": [InferenceRecord(**i) for i in data.get("inference", [])],
+                        "predictor": None if predictor is None else PredictorRecord(**predictor)})
+
+
 @dataclass
 class ExperimentResult:
     """Everything one ablation measured (see the module docstring)."""
@@ -177,9 +225,10 @@ class ExperimentResult:
                 config=ExperimentConfig.from_dict(data["config"]),
                 data=DataSummary(**data["data"]),
                 buckets=dict(data["buckets"]),
-                runs=[RunRecord(**{**r, "epochs": [EpochRecord(**e) for e in r["epochs"]]}) for r in data["runs"]],
+                runs=[_run_from_json(r) for r in data["runs"]],
                 summary={name: VariantSummary(s["seeds"], Spread(**s["dev_accuracy"]), Spread(**s["test_accuracy"]),
-                                              None if s["test_difference"] is None else Spread(**s["test_difference"]))
+                                              None if s["test_difference"] is None else Spread(**s["test_difference"]),
+                                              {k: Spread(**v) for k, v in s.get("test_accuracy_by_buckets", {}).items()})
                          for name, s in data["summary"].items()},
                 mcnemar=[PairedTest(**m) for m in data["mcnemar"]],
                 learned_bias=[LearnedTable(**t) for t in data["learned_bias"]],
@@ -227,6 +276,21 @@ class ExperimentResult:
             difference = summary.test_difference
             lines.append(f"{name:<{width}} {_format_interval(summary.test_accuracy):>24} "
                          f"{'—' if difference is None else _format_interval(difference, signed=True):>24}")
+        return "\n".join(lines)
+
+    def format_without_parser(self) -> str:
+        """Per biased variant, test accuracy (mean ± 95 % CI over seeds) with the trees of training,
+        without any tree (the bias left out) and with the distance predictor's buckets."""
+        sources = list(dict.fromkeys(k for v in self.summary.values() for k in v.test_accuracy_by_buckets))
+        if not sources:
+            return "no biased variant was scored without the parser"
+        labels = {"none": "no trees", "predicted": "predicted trees"}
+        width = max(12, *(len(name) for name in self.summary))
+        lines = [f"{'variant':<{width}} {'trees of training':>18}" + "".join(f" {labels.get(s, s):>18}" for s in sources)]
+        for name in (v for v in VARIANTS if v in self.summary and v != BASELINE):
+            summary = self.summary[name]
+            cells = [summary.test_accuracy] + [summary.test_accuracy_by_buckets.get(s) for s in sources]
+            lines.append(f"{name:<{width}}" + "".join(f" {'—' if c is None else _format_interval(c):>18}" for c in cells))
         return "\n".join(lines)
 
     def describe_variants(self) -> str:

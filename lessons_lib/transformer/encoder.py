@@ -49,6 +49,13 @@ def _check_ids(name: str, ids: torch.Tensor, upper: int, upper_name: str) -> Non
         )
 
 
+def _check_key_mask(key_mask: torch.Tensor, shape: tuple[int, ...]) -> None:
+    if not isinstance(key_mask, torch.Tensor) or key_mask.dtype != torch.bool or tuple(key_mask.shape) != tuple(shape):
+        got = (f"shape {tuple(key_mask.shape)}, dtype {key_mask.dtype}"
+               if isinstance(key_mask, torch.Tensor) else type(key_mask).__name__)
+        raise CourseInputError(f"`key_mask` must be a (B, L) bool tensor like `token_ids` (True = real token), got {got}")
+
+
 class Embeddings(nn.Module):
     """Token, position and segment embeddings, summed, normalised and dropped out.
 
@@ -176,13 +183,23 @@ class Encoder(nn.Module):
         Returns:
             ``(B, L, D)`` hidden states (padding positions hold values too; ignore them).
         """
-        if not isinstance(key_mask, torch.Tensor) or key_mask.dtype != torch.bool or key_mask.shape != token_ids.shape:
-            got = (f"shape {tuple(key_mask.shape)}, dtype {key_mask.dtype}"
-                   if isinstance(key_mask, torch.Tensor) else type(key_mask).__name__)
-            raise CourseInputError(f"`key_mask` must be a (B, L) bool tensor like `token_ids` (True = real token), got {got}")
-        biases = self._per_layer_bias(attn_bias)
-        x = self.embeddings(token_ids, segment_ids)
-        for block, bias in zip(self.blocks, biases):
+        _check_key_mask(key_mask, token_ids.shape)
+        return self.run_blocks(self.embeddings(token_ids, segment_ids), key_mask, attn_bias)
+
+    def run_blocks(
+        self,
+        x: torch.Tensor,
+        key_mask: torch.Tensor,
+        attn_bias: torch.Tensor | Sequence[torch.Tensor | None] | None = None,
+    ) -> torch.Tensor:
+        """The blocks (and the final LayerNorm) on embedded inputs ``x`` ``(B, L, D)``.
+
+        :meth:`forward` is ``run_blocks(embeddings(token_ids, segment_ids), ...)``; a model
+        that needs the embeddings first (to predict an attention bias from them) calls the
+        two steps itself, with the same random draws as :meth:`forward`.
+        """
+        _check_key_mask(key_mask, x.shape[:2])
+        for block, bias in zip(self.blocks, self._per_layer_bias(attn_bias)):
             x = block(x, key_mask, bias)
         return self.final_norm(x)
 
