@@ -178,6 +178,36 @@ def _model_spec(config: ExperimentConfig, classifier: PairClassifierConfig, vari
             "log_buckets": config.log_buckets, "options": config.bias_options, "syntax_model": config.syntax_model}
 
 
+@dataclass(frozen=True)
+class RunPlace:
+    """Which run of an experiment this is, and where and how it trains."""
+
+    variant: str
+    seed: int
+    run_dir: str | None
+    work_dir: str | Path | None
+    device: str
+    progress: bool
+
+
+def _train_and_score(model: SyntaxBiasedPairClassifier, data: LcqmcData, prepared, train_config, extras_fn, place: RunPlace,
+                     model_spec: dict) -> RunRecord:
+    """Train one run (resuming from its folder), score the test split once, and without the parser."""
+    result = train_pair_classifier(
+        model, prepared.train, data.dev.examples, prepared.vocab, train_config,
+        out_dir=None if place.run_dir is None else Path(place.work_dir) / place.run_dir, device=place.device,
+        progress=place.progress, log=None, extras_fn=extras_fn, model_config=model_spec,
+    )
+    # The test split is scored once, after training: nothing is ever chosen by it.
+    test = evaluate(model, data.test.examples, prepared.vocab, batch_size=train_config.eval_batch_size,
+                    max_len=train_config.max_len, device=place.device, extras_fn=extras_fn)
+    record = _record(place.variant, place.seed, result, test, place.run_dir)
+    if place.variant != BASELINE:
+        record.inference, record.predictor = _test_without_parser(model, data.test.examples, prepared.vocab,
+                                                                  train_config, extras_fn, place.device)
+    return record
+
+
 def run_experiment(
     data: LcqmcData,
     parses: Mapping[str, Parse],
@@ -206,29 +236,18 @@ def run_experiment(
     extras = _variant_extras(config, prepared.parses)
     runs, models = [], {}
     for seed in config.seeds:
-        train_config = config.train_config(seed)
         for variant in config.variants:
             model = build_model(config, variant, len(vocab), seed)
             run_dir = None if work_dir is None else _run_dir_name(config, variant, seed, prepared.data_note)
             if log:
                 log(f"variant {variant}, seed {seed}: training on {len(prepared.train)} pairs")
-            result = train_pair_classifier(
-                model, prepared.train, data.dev.examples, vocab, train_config,
-                out_dir=None if run_dir is None else Path(work_dir) / run_dir, device=device, progress=progress,
-                log=None, extras_fn=extras[variant],
-                model_config=_model_spec(config, classifier, variant),
-            )
-            # The test split is scored once, after training: nothing is ever chosen by it.
-            test = evaluate(model, data.test.examples, vocab, batch_size=train_config.eval_batch_size,
-                            max_len=train_config.max_len, device=device, extras_fn=extras[variant])
-            record = _record(variant, seed, result, test, run_dir)
-            if variant != BASELINE:
-                record.inference, record.predictor = _test_without_parser(model, data.test.examples, vocab,
-                                                                          train_config, extras[variant], device)
+            record = _train_and_score(model, data, prepared, config.train_config(seed), extras[variant],
+                                      RunPlace(variant, seed, run_dir, work_dir, device, progress),
+                                      _model_spec(config, classifier, variant))
             runs.append(record)
             models[(variant, seed)] = model
             if log:
-                log(f"variant {variant}, seed {seed}: dev {result.dev.accuracy:.4f}, test {test.accuracy:.4f}")
+                log(f"variant {variant}, seed {seed}: dev {record.dev_accuracy:.4f}, test {record.test_accuracy:.4f}")
     return ExperimentResult(
         config=config,
         data=DataSummary(data.source.origin, data.source.path.name, len(prepared.train), len(data.train),
