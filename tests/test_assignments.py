@@ -14,8 +14,10 @@ import pytest
 from nbformat.v4 import new_code_cell, new_notebook
 
 from lessons_lib.course.assignments import (
+    BEGIN_SOLUTION,
     build_nbgrader_course,
     build_student_version,
+    build_workspace,
     find_exercises,
     make_student_notebook,
     solution_lines,
@@ -24,7 +26,7 @@ from lessons_lib.course.assignments import (
 from lessons_lib.course.grading import grade_submissions, graded_exercises, score_exercises
 from lessons_lib.errors import CourseInputError
 from lessons_lib.course.notebooks import KERNEL_NAME, kernel_environment
-from lessons_lib.exercises import PASS_MARK
+from lessons_lib.exercises import FAIL_MARK, NOT_DONE_MARK, PASS_MARK
 from lessons_lib.paths import NOTEBOOKS_DIR
 
 LESSONS = sorted(NOTEBOOKS_DIR.glob("[0-9][0-9]_*.ipynb"))
@@ -123,7 +125,7 @@ def test_trusted_scoring_accepts_the_solutions_on_fresh_inputs_and_rejects_stubs
         raise NotImplementedError()
 
     results = score_exercises(exercises, lambda name: not_done, seed=7)
-    assert not any(r.passed for r in results) and all(r.message.startswith("NotImplementedError") for r in results)
+    assert not any(r.passed for r in results) and all("还没有完成" in r.message for r in results)
     results = score_exercises(exercises, lambda name: (lambda *args, **kwargs: None), seed=7)
     assert not any(r.passed for r in results)
 
@@ -138,7 +140,7 @@ def _execute_allowing_errors(nb, cwd):
 
 
 @pytest.mark.parametrize("path", WITH_EXERCISES, ids=lambda p: p.name)
-def test_student_version_stops_at_not_implemented_only_in_exercises(path):
+def test_student_version_stops_only_at_check_cells_saying_not_done(path):
     solution = nbformat.read(path, as_version=4)
     student = make_student_notebook(solution, path.name)
     exercises = find_exercises(solution, path.name)
@@ -146,9 +148,25 @@ def test_student_version_stops_at_not_implemented_only_in_exercises(path):
     errors = {i: o for i, c in enumerate(student.cells) if c.cell_type == "code"
               for o in c.outputs if o.get("output_type") == "error"}
     for index, error in errors.items():
-        assert error["ename"] == "NotImplementedError", f"{path.name} cell {index}: {error['ename']}: {error['evalue']}"
+        assert error["ename"] == "ExerciseNotDone", f"{path.name} cell {index}: {error['ename']}: {error['evalue']}"
+        shown = "\n".join(error["traceback"]).splitlines()  # what JupyterLab shows in place of a traceback
+        assert len(shown) == 1 and shown[0].startswith(NOT_DONE_MARK) and "还没有完成" in shown[0], shown
     expected_cells = {e.check_index for e in exercises}
     assert set(errors) == expected_cells, f"{path.name}: errors in cells {sorted(errors)}, exercises' checks {sorted(expected_cells)}"
+
+
+def test_a_wrong_answer_in_the_kernel_shows_the_explanation_without_a_traceback():
+    solution = nbformat.read(FAST_LESSON, as_version=4)
+    student = make_student_notebook(solution, FAST_LESSON.name)
+    first = find_exercises(solution)[0]
+    student.cells[first.cell_index].source = "def scaled_scores(q, k):\n    return q @ k.transpose(-2, -1)"
+    _execute_allowing_errors(student, FAST_LESSON.parent)
+    error = next(o for o in student.cells[first.check_index].outputs if o.get("output_type") == "error")
+    shown = "\n".join(error["traceback"]).splitlines()
+    assert error["ename"] == "ExerciseCheckError" and len(shown) == 1, shown
+    assert shown[0].startswith(FAIL_MARK) and "√d_k" in shown[0]
+    # neither the frames nor the checker's code (its reference computation) reach the learner
+    assert not any(word in shown[0] for word in ("Traceback", "File ", "compare_tensor", "attention_scores(", "transpose"))
 
 
 def test_grader_executes_and_reports_per_student(tmp_path):
@@ -169,7 +187,7 @@ def test_grader_executes_and_reports_per_student(tmp_path):
     assert students["alice"]["score"] == students["alice"]["total"] == count
     assert students["bob"]["score"] == 0 and students["bob"]["total"] == count
     bob_checks = students["bob"]["notebooks"][FAST_LESSON.name]["checks"]
-    assert "√d_k" in bob_checks[0]["message"] and bob_checks[1]["message"].startswith("NotImplementedError")
+    assert "√d_k" in bob_checks[0]["message"] and "还没有完成" in bob_checks[1]["message"]
     assert [c["function"] for c in bob_checks][:3] == ["scaled_scores", "safe_masked_softmax", "attend"]
     saved = json.loads((tmp_path / "grades" / "grades.json").read_text(encoding="utf-8"))
     assert saved == report and saved["seed"] == 11
@@ -208,17 +226,50 @@ def test_student_version_refuses_to_write_into_its_input(tmp_path):
 def test_nbgrader_generate_assignment_releases_without_solutions(tmp_path):
     nbgrader = shutil.which("nbgrader")
     assert nbgrader, "nbgrader is a dev dependency; `pip install -e .[dev]` installs it"
-    names = build_nbgrader_course([FAST_LESSON], tmp_path)
+    names = build_nbgrader_course([FAST_LESSON], tmp_path / "built")
     assert names == [FAST_LESSON.stem]
-    run = subprocess.run([nbgrader, "generate_assignment", FAST_LESSON.stem], cwd=tmp_path,
+    course = (tmp_path / "built").rename(tmp_path / "moved")  # the course folder keeps working where it is moved
+    run = subprocess.run([nbgrader, "generate_assignment", FAST_LESSON.stem], cwd=course,
                          capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stderr[-3000:]
-    release = nbformat.read(tmp_path / "release" / FAST_LESSON.stem / FAST_LESSON.name, as_version=4)
+    assert "WARNING" not in run.stderr and "Config option" not in run.stderr, run.stderr[-3000:]
+    release = nbformat.read(course / "release" / FAST_LESSON.stem / FAST_LESSON.name, as_version=4)
     text = "\n".join(c.source for c in release.cells)
     solution = nbformat.read(FAST_LESSON, as_version=4)
     assert "### BEGIN SOLUTION" not in text and text.count("raise NotImplementedError()") == len(find_exercises(solution))
     assert "math.sqrt(q.shape[-1])\n" not in text.replace("return q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])", "")
     assert all(line not in text for line in solution_lines(solution) if "safe_masked_softmax(scaled_scores" in line)
+
+
+def test_nbgrader_course_refuses_a_non_empty_folder_unless_forced(tmp_path):
+    (tmp_path / "grades.csv").write_text("kept", encoding="utf-8")
+    with pytest.raises(CourseInputError, match="not empty.*--force"):
+        build_nbgrader_course([FAST_LESSON], tmp_path)
+    assert not (tmp_path / "source").exists() and not (tmp_path / "nbgrader_config.py").exists()
+    assert build_nbgrader_course([FAST_LESSON], tmp_path, force=True) == [FAST_LESSON.stem]
+    assert (tmp_path / "grades.csv").read_text(encoding="utf-8") == "kept"
+    config = (tmp_path / "nbgrader_config.py").read_text(encoding="utf-8")
+    assert str(tmp_path) not in config and "course_id" in config and "db_assignments" not in config
+
+
+def test_workspace_holds_the_student_version_and_never_overwrites_the_learners_work(tmp_path):
+    solution = nbformat.read(FAST_LESSON, as_version=4)
+    glossary = NOTEBOOKS_DIR / "GLOSSARY.md"
+    first = build_workspace([FAST_LESSON], tmp_path / "ws", extra_files=[glossary])
+    assert first.written == [tmp_path / "ws" / FAST_LESSON.name, tmp_path / "ws" / glossary.name] and first.kept == []
+    copy = nbformat.read(tmp_path / "ws" / FAST_LESSON.name, as_version=4)
+    text = "\n".join(c.source for c in copy.cells)
+    assert BEGIN_SOLUTION not in text and all(line not in text for line in solution_lines(solution))
+    assert not any(c.get("outputs") for c in copy.cells if c.cell_type == "code")
+    work = tmp_path / "ws" / FAST_LESSON.name
+    work.write_text(work.read_text(encoding="utf-8").replace("raise NotImplementedError()", "return 42", 1), encoding="utf-8")
+    (tmp_path / "ws" / glossary.name).unlink()
+    before = work.read_bytes()
+    second = build_workspace([FAST_LESSON], tmp_path / "ws", extra_files=[glossary])
+    assert second.kept == [work] and second.written == [tmp_path / "ws" / glossary.name]
+    assert work.read_bytes() == before
+    with pytest.raises(CourseInputError, match="inside the input folder"):
+        build_workspace([FAST_LESSON], NOTEBOOKS_DIR / "ws")
 
 
 def test_no_lesson_shows_another_lessons_solution():

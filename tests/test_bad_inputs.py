@@ -265,7 +265,11 @@ CASES: list[tuple[str, list[str], str]] = [
     ("student-out-next-to-input-file", ["student", "{lessons}/" + FAST_LESSON.name, "--out", "{lessons}"], "is the input folder"),
     ("student-out-is-a-file", ["student", "{lessons}", "--out", "{afile}"], "--out {afile} is a file"),
     ("student-out-below-a-file", ["student", "{lessons}", "--out", "{afile}/student"], "{afile}"),
+    # --- workspace
+    ("workspace-is-a-file", ["workspace", "{afile}"], "workspace {afile} is a file"),
+    ("workspace-inside-the-course", ["workspace", str(NOTEBOOKS_DIR / "ws")], "is inside the input folder"),
     # --- nbgrader-course
+    ("nbgrader-out-not-empty", ["nbgrader-course", "{lessons}", "--out", "{root}"], "is not empty"),
     ("nbgrader-invalid-json", ["nbgrader-course", "{bad_ipynb}", "--out", "{elsewhere}/o"], "{bad_ipynb}: not a notebook"),
     ("nbgrader-no-check-cell", ["nbgrader-course", "{nocheck_ipynb}", "--out", "{elsewhere}/o"], "exercise without a check cell"),
     ("nbgrader-out-inside-input", ["nbgrader-course", "{lessons}", "--out", "{lessons}/course"], "is inside the input folder"),

@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from lessons_lib.attention import functional as attention
-from lessons_lib.exercises import ExerciseCheckError, compare_tensor
+from lessons_lib.exercises import FAIL_MARK, ExerciseCheckError, ExerciseNotDone, compare_tensor
 from lessons_lib.exercises.attention import check_attention, check_masked_softmax, check_scaled_scores
 
 
@@ -65,12 +65,46 @@ def test_attention_mistakes():
         check_attention(unscaled)
 
 
-def test_not_implemented_passes_through():
+def test_an_unfinished_exercise_is_named_as_not_done():
     def todo(q, k):
         raise NotImplementedError()
 
-    with pytest.raises(NotImplementedError):
+    with pytest.raises(ExerciseNotDone, match="01-1.*还没有完成"):
         check_scaled_scores(todo)
+
+
+def test_attention_that_ignores_the_mask_is_told_so():
+    def unmasked(q, k, v, m):
+        return attention.scaled_dot_product_attention(q, k, v, None)[0]
+
+    def large_negative(q, k, v, m):
+        weights = torch.softmax(attention.attention_scores(q, k).masked_fill(~m, -1e9), dim=-1)
+        return weights @ v
+
+    with pytest.raises(ExerciseCheckError, match="没有使用 mask") as info:
+        check_attention(unmasked)
+    assert "维度" not in str(info.value)
+    with pytest.raises(ExerciseCheckError, match="整行都被遮蔽"):
+        check_attention(large_negative)
+
+
+def test_a_plain_transpose_on_batched_tensors_gets_the_batched_hint():
+    def plain_transpose(q, k):
+        return q @ k.T / q.shape[-1] ** 0.5
+
+    with pytest.warns(UserWarning), pytest.raises(ExerciseCheckError, match=r"transpose\(-2, -1\)") as info:
+        check_scaled_scores(plain_transpose)
+    assert "RuntimeError" in str(info.value) and "(2, 3, 16)" in str(info.value)
+
+
+def test_a_failed_check_renders_as_its_explanation_alone():
+    def unscaled(q, k):
+        return q @ k.transpose(-2, -1)
+
+    with pytest.raises(ExerciseCheckError) as info:
+        check_scaled_scores(unscaled)
+    rendered = info.value._render_traceback_()
+    assert rendered == [f"{FAIL_MARK} {info.value}"] and "\n" not in rendered[0]
 
 
 def test_messages_do_not_reveal_expected_values():

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from lessons_lib.exercises import ExerciseCheckError
+from lessons_lib.exercises import ExerciseCheckError, ExerciseNotDone
 from lessons_lib.exercises.pairs import check_f1, check_segment_ids, check_truncation
 from lessons_lib.pairs.encoding import truncate_pair
 
@@ -118,7 +118,7 @@ def test_jaccard_prediction_exercise(capsys):
             check_jaccard_predictions(lambda answer=answer: answer, rule=rule)
     with pytest.raises(ExerciseCheckError, match="三个值"):
         check_jaccard_predictions(lambda: (says, right), rule=rule)
-    with pytest.raises(NotImplementedError):  # the student version's placeholder passes through
+    with pytest.raises(ExerciseNotDone, match="还没有完成"):  # the student version's placeholder
         check_jaccard_predictions(_not_done, rule=rule)
 
 

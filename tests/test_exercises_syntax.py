@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from lessons_lib.exercises import ExerciseCheckError
+from lessons_lib.exercises import ExerciseCheckError, ExerciseNotDone
 from lessons_lib.exercises.syntax import (
     check_char_distances,
     check_conllu_to_heads,
@@ -90,11 +90,11 @@ def test_messages_do_not_reveal_expected_values():
     assert "你的值为 0.0000" in str(info.value)
 
 
-def test_not_implemented_passes_through():
+def test_an_unfinished_exercise_is_named_as_not_done():
     def todo(heads):
         raise NotImplementedError()
 
-    with pytest.raises(NotImplementedError):
+    with pytest.raises(ExerciseNotDone, match="还没有完成"):
         check_tree_distance_matrix(todo)
 
 

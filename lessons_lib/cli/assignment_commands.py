@@ -1,4 +1,4 @@
-"""``lessons student``, ``lessons grade`` and ``lessons nbgrader-course``: exercises as assignments.
+"""``lessons workspace``, ``lessons student``, ``lessons grade`` and ``lessons nbgrader-course``: exercises as assignments.
 
 ``lessons grade`` runs every submitted notebook in a sandbox of its own (bubblewrap where it
 works; ``--isolation`` names a level) and scores it on the grader's side; see
@@ -17,6 +17,12 @@ _DEFAULTS = Limits()
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser("workspace", help="make (or complete) your own copy of the course to work in: "
+                                                "the lessons without their solutions, outputs cleared")
+    p.add_argument("folder", nargs="?", type=Path, default=Path("workspace"),
+                   help="where (default: workspace/ in the current folder); files already there are never overwritten")
+    p.set_defaults(handler=run_workspace)
+
     p = subparsers.add_parser("student", help="build the student version of notebooks (solutions removed, outputs cleared)")
     p.add_argument("paths", nargs="*", help="notebooks or folders (default: the course's notebooks/)")
     p.add_argument("--out", type=Path, default=Path("student"),
@@ -45,7 +51,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
     p = subparsers.add_parser("nbgrader-course", help="lay the notebooks out as an nbgrader course directory")
     p.add_argument("paths", nargs="*", help="notebooks or folders (default: the course's notebooks/)")
-    p.add_argument("--out", type=Path, default=Path("nbgrader_course"), help="course directory to create")
+    p.add_argument("--out", type=Path, default=Path("nbgrader_course"), help="course directory to create (must be new or empty)")
+    p.add_argument("--force", action="store_true",
+                   help="write into a non-empty course directory (replaces its source/ notebooks and nbgrader_config.py)")
     p.set_defaults(handler=run_nbgrader_course)
 
 
@@ -61,6 +69,26 @@ def _check_out(args: argparse.Namespace) -> None:
 
     if args.out.exists() and not args.out.is_dir():
         raise CourseInputError(f"--out {args.out} is a file, not a folder")
+
+
+def run_workspace(args: argparse.Namespace) -> int:
+    from lessons_lib.course.assignments import build_workspace
+    from lessons_lib.errors import CourseInputError
+    from lessons_lib.paths import NOTEBOOKS_DIR
+
+    if args.folder.exists() and not args.folder.is_dir():
+        raise CourseInputError(f"workspace {args.folder} is a file, not a folder")
+    lessons = sorted(NOTEBOOKS_DIR.glob("[0-9][0-9]_*.ipynb"))
+    report = build_workspace(lessons, args.folder, extra_files=[NOTEBOOKS_DIR / "GLOSSARY.md"])
+    where = args.folder.resolve()
+    print(f"workspace {where}")
+    if report.written:
+        print(f"  wrote {len(report.written)}: {', '.join(p.name for p in report.written)}")
+    if report.kept:
+        print(f"  kept {len(report.kept)} you already have, untouched: {', '.join(p.name for p in report.kept)}")
+        print("  (delete a file and run this again to get a fresh copy of it)")
+    print(f"open it: jupyter lab {where}   — start with 00_start_here.ipynb")
+    return 0
 
 
 def run_student(args: argparse.Namespace) -> int:
@@ -96,7 +124,7 @@ def run_nbgrader_course(args: argparse.Namespace) -> int:
     from lessons_lib.course.assignments import build_nbgrader_course
 
     _check_out(args)
-    names = build_nbgrader_course(_paths(args), args.out)
+    names = build_nbgrader_course(_paths(args), args.out, force=args.force)
     print(f"course directory {args.out}: assignments {', '.join(names)}")
     print(f"next: cd {args.out} && nbgrader generate_assignment ASSIGNMENT")
     return 0

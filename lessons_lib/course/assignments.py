@@ -8,6 +8,9 @@ exercise's check cell.
 - :func:`make_student_notebook` replaces every solution region with a comment saying
   what to write and ``raise NotImplementedError()``, and clears all outputs;
   :func:`build_student_version` writes them, never into (or below) a folder it reads from.
+- :func:`build_workspace` makes a learner's own copy of the course: the student version
+  of every lesson and the glossary, adding what is missing and never touching a file the
+  learner already has.
 - :func:`build_nbgrader_course` lays the notebooks out as an nbgrader course
   (``source/<assignment>/``) with nbgrader cell metadata, so that
   ``nbgrader generate_assignment`` produces the release version.
@@ -172,6 +175,41 @@ def build_student_version(paths: list[Path], out_dir: Path) -> list[Path]:
     return [target for _, target in students]
 
 
+@dataclass(frozen=True)
+class WorkspaceReport:
+    """What :func:`build_workspace` did: the files it wrote, and the learner's files it left alone."""
+
+    written: list[Path]
+    kept: list[Path]
+
+
+def build_workspace(paths: list[Path], workspace: Path, extra_files: Sequence[Path] = ()) -> WorkspaceReport:
+    """Give a learner the student version of ``paths`` (and copies of ``extra_files``) in ``workspace``.
+
+    A file that already exists in ``workspace`` is the learner's and is never overwritten,
+    even when the course has changed since; deleting it and running again gives a fresh copy.
+
+    Raises:
+        CourseInputError: ``workspace`` is or lies inside an input folder, or a notebook is
+            not valid (naming it).
+    """
+    check_output_outside(workspace, [*paths, *extra_files], flag="the workspace")
+    missing = [path for path in [*paths, *extra_files] if not (workspace / path.name).exists()]
+    students = {path: make_student_notebook(read_notebook(path), path.name) for path in missing if path.suffix == ".ipynb"}
+    for path in missing:
+        target = workspace / path.name
+        if path in students:
+            _write_notebook(students[path], target)
+        else:
+            with file_errors(path, "read"):
+                content = path.read_bytes()
+            with file_errors(target, "write"):
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_bytes(content)
+    kept = [workspace / path.name for path in [*paths, *extra_files] if path not in missing]
+    return WorkspaceReport(written=[workspace / path.name for path in missing], kept=kept)
+
+
 def add_nbgrader_metadata(nb: nbformat.NotebookNode, prefix: str) -> nbformat.NotebookNode:
     """Mark exercise cells as nbgrader solution cells and check cells as graded (1 point each)."""
     marked = copy.deepcopy(nb)
@@ -187,20 +225,32 @@ def add_nbgrader_metadata(nb: nbformat.NotebookNode, prefix: str) -> nbformat.No
     return marked
 
 
+COURSE_ID = "attention-course"
 NBGRADER_CONFIG = '''# nbgrader configuration written by `lessons nbgrader-course`.
+import os
+
 c = get_config()  # noqa: F821
-c.CourseDirectory.root = {root!r}
-c.CourseDirectory.db_assignments = {assignments!r}
+# The course folder is the one this file is in, wherever it is moved to.
+c.CourseDirectory.root = os.path.dirname(os.path.abspath(__file__))
+c.CourseDirectory.course_id = {course_id!r}
 '''
 
 
-def build_nbgrader_course(paths: list[Path], course_dir: Path) -> list[str]:
+def build_nbgrader_course(paths: list[Path], course_dir: Path, force: bool = False) -> list[str]:
     """Lay notebooks out as an nbgrader course, one assignment per lesson.
 
     ``course_dir/source/<stem>/<notebook>`` gets the notebook with nbgrader metadata and
-    ``course_dir/nbgrader_config.py`` lists the assignments. Returns the assignment names.
+    ``course_dir/nbgrader_config.py`` the course's settings (nbgrader finds the assignments
+    in ``source/``). Returns the assignment names.
+
+    Raises:
+        CourseInputError: ``course_dir`` is inside an input folder, or is not empty and
+            ``force`` is false (a course folder holds releases, submissions and grades).
     """
     check_output_outside(course_dir, paths)
+    if not force and course_dir.is_dir() and any(course_dir.iterdir()):
+        raise CourseInputError(f"{course_dir} is not empty: choose a new folder, or add --force to write the "
+                               "course's source/ and nbgrader_config.py into it (other files stay)")
     marked = []
     for path in paths:
         nb = read_notebook(path)
@@ -208,9 +258,7 @@ def build_nbgrader_course(paths: list[Path], course_dir: Path) -> list[str]:
             marked.append((path, add_nbgrader_metadata(nb, path.stem)))
     for path, nb in marked:
         _write_notebook(nb, course_dir / "source" / path.stem / path.name)
-    names = [path.stem for path, _ in marked]
-    config = NBGRADER_CONFIG.format(root=str(course_dir.resolve()), assignments=[{"name": n} for n in names])
     with file_errors(course_dir / "nbgrader_config.py", "write"):
         course_dir.mkdir(parents=True, exist_ok=True)
-        (course_dir / "nbgrader_config.py").write_text(config, encoding="utf-8")
-    return names
+        (course_dir / "nbgrader_config.py").write_text(NBGRADER_CONFIG.format(course_id=COURSE_ID), encoding="utf-8")
+    return [path.stem for path, _ in marked]

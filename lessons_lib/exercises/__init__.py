@@ -39,8 +39,29 @@ from lessons_lib.errors import CourseInputError
 PASS_MARK = "✅"
 
 
+FAIL_MARK = "❌"
+NOT_DONE_MARK = "⏳"
+
+
 class ExerciseCheckError(AssertionError):
     """The learner's answer is wrong; the message explains how, without the solution."""
+
+    mark = FAIL_MARK
+
+    def _render_traceback_(self) -> list[str]:
+        """What IPython shows in place of a traceback: the explanation alone.
+
+        A traceback would print the checker's own code (its reference computation and the
+        known mistakes it tries), which is nearly the answer. The cell still fails, so
+        "Run All" stops here and nbgrader records the failure.
+        """
+        return [f"{self.mark} {self}"]
+
+
+class ExerciseNotDone(ExerciseCheckError):
+    """The learner's function still raises the student version's ``NotImplementedError``."""
+
+    mark = NOT_DONE_MARK
 
 
 @dataclass(frozen=True)
@@ -127,19 +148,42 @@ def compare_number(exercise_id: str, got: Any, expected: float, *, rel_tol: floa
 def call_learner(exercise_id: str, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     """Call the learner's function; turn a crash into a readable failure.
 
-    ``NotImplementedError`` (the student version's placeholder) is passed through unchanged
-    so that the learner sees that the exercise is still to do.
+    Raises:
+        ExerciseNotDone: ``fn`` raised ``NotImplementedError`` (the student version's placeholder).
+        ExerciseCheckError: ``fn`` is not callable or raised anything else (named, with the
+            shapes of the tensors it was given and, for a batched-matrix mistake, a hint).
     """
     if not callable(fn):
         raise ExerciseCheckError(f"{exercise_id}: 需要传入一个函数 (function)，收到的是 {type(fn).__name__}")
     try:
         return fn(*args, **kwargs)
-    except NotImplementedError:
-        raise
-    except Exception as error:  # the learner's code may raise anything
-        raise ExerciseCheckError(
-            f"{exercise_id}: 你的函数在检查输入上抛出了 {type(error).__name__}: {error}"
+    except NotImplementedError as error:
+        raise ExerciseNotDone(
+            f"{exercise_id}: 还没有完成。在上面的练习单元里把 `raise NotImplementedError()` 换成你的代码，"
+            "运行那个单元，再运行这个检查单元。"
         ) from error
+    except Exception as error:  # the learner's code may raise anything
+        first_line = str(error).strip().splitlines()[0] if str(error).strip() else ""
+        raise ExerciseCheckError(
+            f"{exercise_id}: 你的函数在检查输入{_tensor_shapes(args)}上抛出了 {type(error).__name__}: {first_line}"
+            f"{_batched_matrix_hint(error, args)}"
+        ) from error
+
+
+def _tensor_shapes(args: Sequence[Any]) -> str:
+    """`` (形状 (2, 3, 16), (2, 5, 16))`` for the tensor arguments, or nothing when there are none."""
+    shapes = [str(tuple(a.shape)) for a in args if isinstance(a, torch.Tensor)]
+    return f"（张量形状 {', '.join(shapes)}）" if shapes else ""
+
+
+def _batched_matrix_hint(error: Exception, args: Sequence[Any]) -> str:
+    """A hint when a size mismatch meets batched (≥ 3-D) inputs: ``.T`` reverses every dimension."""
+    batched = any(isinstance(a, torch.Tensor) and a.dim() >= 3 for a in args)
+    size_mismatch = isinstance(error, RuntimeError) and ("size of tensor" in str(error) or "shape" in str(error))
+    if not (batched and size_mismatch):
+        return ""
+    return ("。提示：输入是带批量维的三维张量 (B, L, d)；`.T` 会把所有维度倒过来，"
+            "只交换最后两维请用 `transpose(-2, -1)`。")
 
 
 def compare_tensor(
@@ -183,7 +227,7 @@ def compare_tensor(
     raise ExerciseCheckError(
         f"{exercise_id}: 形状正确，但有 {count} / {close.numel()} 个数值与期望不符；"
         f"第一个不符的位置是 {pos}，你的值为 {float(got[pos]):.4f}。"
-        "检查公式中的每一步，以及求和 / softmax 所在的维度 (dim)。"
+        "逐步检查公式：缩放、遮蔽 (mask)、softmax 所在的维度 (dim)、求和。"
     )
 
 

@@ -86,11 +86,19 @@ def check_attention(fn: Callable[..., torch.Tensor], *, seed: int | None = None)
     got = call_learner(exercise, fn, q.clone(), k.clone(), v.clone(), mask.clone())
     expected, _ = scaled_dot_product_attention(q, k, v, mask)
     unscaled, _ = scaled_dot_product_attention(q, k, v, mask, scale=False)
-    wrong_axis = torch.nan_to_num(torch.softmax(attention_scores(q, k).masked_fill(~mask, float("-inf")), dim=-2)) @ v
+    scores = attention_scores(q, k)
+    wrong_axis = torch.nan_to_num(torch.softmax(scores.masked_fill(~mask, float("-inf")), dim=-2)) @ v
     compare_tensor(
         exercise, got, expected,
         mistakes=[
             KnownMistake(unscaled, "缺少 √d_k 缩放 (scaling)：分数过大，softmax 饱和。"),
+            KnownMistake(torch.softmax(scores, dim=-1) @ v,
+                         "你的函数没有使用 mask：被遮蔽的键（填充 padding）也参与了加权。先用 mask 遮蔽分数，再做 softmax。"),
+            KnownMistake(scaled_dot_product_attention(q, k, v, ~mask)[0],
+                         "遮蔽方向反了 (inverted mask)：True 表示“可以关注”，你把 True 的位置遮掉了。"),
+            KnownMistake(torch.softmax(scores.masked_fill(~mask, -1e9), dim=-1) @ v,
+                         "遮蔽处理对了，但整行都被遮蔽的查询得到了填充位置的平均值：用 -1e9 之类的大负数时会这样。"
+                         "让这样的行权重全为 0（输出也为 0）。"),
             KnownMistake(wrong_axis, "softmax 的维度 (dim) 不对：每个查询在所有键上的权重之和应为 1（dim=-1）。"),
         ],
         what="注意力输出 (output)",
