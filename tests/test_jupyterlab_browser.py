@@ -1,9 +1,12 @@
-"""JupyterLab in a real browser: a learner opens lesson 00, runs every cell, and sees what the lesson shows.
+"""JupyterLab in a real browser: a learner's workspace and the solution notebooks, run from the Run menu.
 
-A real ``jupyter lab`` server on localhost and Debian's Chromium driven by Playwright (no
-browser download). The notebook is opened with its outputs cleared, so every output the test
-reads comes from the live kernel. Where Chromium or Playwright is missing the test is skipped,
-unless ``COURSE_BROWSER_TESTS=required`` (CI sets it): then it fails.
+A real ``jupyter lab`` server on loopback and Debian's Chromium driven by Playwright (no
+browser download). Solution notebooks are opened with their outputs cleared, and the learner's
+workspace is made by the real ``lessons workspace`` command, so every output the tests read
+comes from the live kernel. Each test saves a screenshot of the page under
+``test-artifacts/browser/`` (or ``$COURSE_TEST_ARTIFACTS``). Where Chromium or Playwright is
+missing the tests are skipped, unless ``COURSE_BROWSER_TESTS=required`` (CI sets it): then
+they fail.
 """
 
 from __future__ import annotations
@@ -23,12 +26,15 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from lessons_lib.course.assignments import find_exercises, make_student_notebook
+from lessons_lib.course.assignments import find_exercises
 from lessons_lib.course.notebooks import KERNEL_ENV
-from lessons_lib.exercises import PASS_MARK
-from lessons_lib.paths import NOTEBOOKS_DIR
+from lessons_lib.exercises import FAIL_MARK, NOT_DONE_MARK, PASS_MARK
+from lessons_lib.paths import NOTEBOOKS_DIR, REPO_ROOT
 
 LESSON = "00_start_here.ipynb"
+EXERCISE_LESSON = "01_dot_product_attention.ipynb"
+WRONG_ANSWER = "def scaled_scores(q, k):\n    return q @ k.transpose(-2, -1)  # forgot the scale\n"
+ARTIFACTS = Path(os.environ.get("COURSE_TEST_ARTIFACTS", REPO_ROOT / "test-artifacts")) / "browser"
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")  # Debian's package
 # Chromium on a machine without network: no background connections, no first-run work.
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
@@ -56,9 +62,30 @@ def _without_outputs(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
     return nb
 
 
+def _write_first_answer(path: Path, answer: str) -> None:
+    """Put ``answer`` in the first exercise cell of the workspace notebook at ``path``, as a learner would."""
+    nb = nbformat.read(path, as_version=4)
+    exercise = find_exercises(nbformat.read(NOTEBOOKS_DIR / path.name, as_version=4), path.name)[0]
+    assert "NotImplementedError" in nb.cells[exercise.cell_index].source
+    nb.cells[exercise.cell_index].source = answer
+    nbformat.write(nb, path)
+
+
+def _screenshot(page, name: str, cell: int | None = None) -> None:
+    """Save the page (scrolled to code cell number ``cell`` when given) as ``ARTIFACTS/name.png``."""
+    if cell is not None:
+        page.locator(".jp-NotebookPanel .jp-CodeCell").nth(cell).scroll_into_view_if_needed()
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / f"{name}.png"))
+
+
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory):
-    """A JupyterLab server on a folder holding lesson 00 (outputs cleared) and its student version."""
+    """A JupyterLab server on a folder holding lesson 00 (outputs cleared) and a learner's ``workspace/``.
+
+    The workspace comes from ``lessons workspace``; in its lesson 01 the learner has written a
+    wrong first answer (the scores without √d_k).
+    """
     _require(CHROMIUM is not None, "no chromium on PATH (Debian package chromium)")
     try:
         import playwright.sync_api  # noqa: F401
@@ -67,11 +94,19 @@ def lab(tmp_path_factory):
     root = tmp_path_factory.mktemp("lab")
     solution = nbformat.read(NOTEBOOKS_DIR / LESSON, as_version=4)
     nbformat.write(_without_outputs(nbformat.from_dict(json.loads(json.dumps(solution)))), root / LESSON)
-    nbformat.write(make_student_notebook(solution, LESSON), root / "student_00.ipynb")
-    settings = root / ".settings" / "@jupyterlab" / "notebook-extension"
-    settings.mkdir(parents=True)
+    made = subprocess.run([sys.executable, "-m", "lessons_lib.cli", "workspace", str(root / "workspace")],
+                          capture_output=True, text=True, timeout=120)
+    assert made.returncode == 0 and "wrote" in made.stdout, made.stdout + made.stderr
+    _write_first_answer(root / "workspace" / EXERCISE_LESSON, WRONG_ANSWER)
+    settings = root / ".settings" / "@jupyterlab"
+    (settings / "notebook-extension").mkdir(parents=True)
+    (settings / "apputils-extension").mkdir(parents=True)
     # Every cell stays in the page (no virtual scrolling), so the test can read all outputs.
-    (settings / "tracker.jupyterlab-settings").write_text(json.dumps({"windowingMode": "none"}), encoding="utf-8")
+    (settings / "notebook-extension" / "tracker.jupyterlab-settings").write_text(
+        json.dumps({"windowingMode": "none"}), encoding="utf-8")
+    # No "get notified about Jupyter news?" toast over the screenshots (and no attempt to fetch news).
+    (settings / "apputils-extension" / "notification.jupyterlab-settings").write_text(
+        json.dumps({"fetchNews": "false"}), encoding="utf-8")
     port, token = _free_port(), secrets.token_hex(16)
     env = {**os.environ, **KERNEL_ENV, "JUPYTERLAB_SETTINGS_DIR": str(root / ".settings"),
            "JUPYTER_RUNTIME_DIR": str(root / ".runtime"), "JUPYTERLAB_WORKSPACES_DIR": str(root / ".workspaces")}
@@ -101,12 +136,30 @@ def lab(tmp_path_factory):
         log.close()
 
 
+def _fontconfig_with_cjk(root: Path) -> Path:
+    """A fontconfig file adding the course's bundled Noto Sans CJK to the system's fonts.
+
+    Only for legible screenshots on machines without a CJK font: the tests read the page's
+    text, which does not depend on fonts.
+    """
+    from lessons_lib.course.plotting import _bundled_font_file
+
+    conf = root / "fonts.conf"
+    conf.write_text(
+        '<?xml version="1.0"?>\n<!DOCTYPE fontconfig SYSTEM "fonts.dtd">\n<fontconfig>\n'
+        '  <include ignore_missing="yes">/etc/fonts/fonts.conf</include>\n'
+        f"  <dir>{_bundled_font_file().parent}</dir>\n  <cachedir>{root / '.fontcache'}</cachedir>\n</fontconfig>\n",
+        encoding="utf-8")
+    return conf
+
+
 @pytest.fixture(scope="module")
 def browser(lab):
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS,
+                                              env={**os.environ, "FONTCONFIG_FILE": str(_fontconfig_with_cjk(lab["root"]))})
         try:
             yield chromium
         finally:
@@ -159,18 +212,36 @@ def test_a_learner_runs_lesson_00_in_jupyterlab_and_sees_its_outputs(browser, la
     assert "font:" in text  # the CJK font setup cell printed in the page
     # The figure is drawn by the kernel's inline backend and shown as an image.
     assert page.locator(".jp-NotebookPanel .jp-OutputArea-output img").count() >= 1
+    _screenshot(page, "solution_00")
     page.close()
 
 
-def test_the_student_version_runs_up_to_its_first_exercise_and_says_what_is_missing(browser, lab):
-    reference = nbformat.read(NOTEBOOKS_DIR / LESSON, as_version=4)  # the student version keeps its cell order
-    first_check = find_exercises(reference, LESSON)[0].check_index
+def _stopped_at_check(browser, lab, name: str, check: int):
+    """Run ``name`` (a workspace notebook) from the Run menu; it must stop at exercise ``check``'s check cell.
+
+    Returns the page, the shown lines of that cell's output and the text of the outputs before it.
+    """
+    reference = nbformat.read(NOTEBOOKS_DIR / Path(name).name, as_version=4)  # the workspace keeps the cell order
     code_cells = [i for i, cell in enumerate(reference.cells) if cell.cell_type == "code"]
-    stop = code_cells.index(first_check)
-    page, prompts = _run_all(browser, lab, "student_00.ipynb")
+    stop = code_cells.index(find_exercises(reference, Path(name).name)[check].check_index)
+    page, prompts = _run_all(browser, lab, name)
     outputs = _output_texts(page)
     assert all(re.fullmatch(r"\[\d+\]:", p) for p in prompts[:stop + 1]), prompts
-    assert all(p in ("[ ]:", "") for p in prompts[stop + 1:]), prompts  # Run All stops at the raising cell
-    assert "NotImplementedError" in outputs[stop] and PASS_MARK not in outputs[stop]
-    assert "Traceback" not in "\n".join(outputs[:stop]) and "font:" in "\n".join(outputs[:stop])
+    assert all(p in ("[ ]:", "") for p in prompts[stop + 1:]), prompts  # Run All stops at the failing check
+    shown = [line for line in outputs[stop].splitlines() if line.strip()]
+    _screenshot(page, f"workspace_{Path(name).stem}_check_{check + 1}", cell=stop)
+    return page, shown, "\n".join(outputs[:stop])
+
+
+def test_the_learners_workspace_runs_up_to_the_first_exercise_and_says_it_is_not_done(browser, lab):
+    page, shown, before = _stopped_at_check(browser, lab, f"workspace/{LESSON}", 0)
+    assert len(shown) == 1 and shown[0].startswith(NOT_DONE_MARK) and "还没有完成" in shown[0], shown
+    assert "Traceback" not in before and "font:" in before
+    page.close()
+
+
+def test_a_wrong_answer_in_the_workspace_shows_one_line_of_explanation(browser, lab):
+    page, shown, _ = _stopped_at_check(browser, lab, f"workspace/{EXERCISE_LESSON}", 0)
+    assert len(shown) <= 3 and shown[0].startswith(FAIL_MARK) and "√d_k" in shown[0], shown
+    assert not any(word in line for line in shown for word in ("Traceback", "File ", "compare_tensor", "transpose")), shown
     page.close()

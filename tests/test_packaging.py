@@ -21,7 +21,7 @@ def _environment():
 def test_environment_installs_the_package_from_pyproject():
     deps = _environment()["dependencies"]
     pip_sections = [d["pip"] for d in deps if isinstance(d, dict) and "pip" in d]
-    assert pip_sections == [['-e ".[dev]"']] or pip_sections == [["-e .[dev]"]], pip_sections
+    assert pip_sections == [["-e ."]], f"a learner's environment installs the course without extras: {pip_sections}"
     conda = [d for d in deps if isinstance(d, str)]
     names = {re.split(r"[=<>]", d)[0] for d in conda}
     # Only Python and pip come from conda; every other package is pyproject's.
@@ -49,11 +49,46 @@ def test_core_dependencies_are_declared():
         assert name in dev
 
 
-def test_ci_runs_the_readme_commands():
+def _readme_block(marker: str) -> str:
     readme = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
+    return re.search(rf"<!-- {marker} -->\s*```bash\n(.+?)\n```", readme, re.S).group(1).strip()
+
+
+def test_the_readme_has_one_command_per_role_and_ci_runs_the_maintainers():
     ci = (REPO_ROOT / ".ci" / "run").read_text(encoding="utf-8")
-    setup = re.search(r"<!-- setup -->\s*```bash\n(.+?)\n```", readme, re.S).group(1).strip()
-    test = re.search(r"<!-- test -->\s*```bash\n(.+?)\n```", readme, re.S).group(1).strip()
     ci_lines = [line.strip() for line in ci.splitlines()]
-    assert setup in ci_lines, f"CI does not run the README's setup command {setup!r}"
-    assert test in ci_lines, f"CI does not run the README's test command {test!r}"
+    assert _readme_block("tests") == "bash .ci/run"
+    assert _readme_block("test") in ci_lines, f"CI does not run the README's test command {_readme_block('test')!r}"
+    assert 'python -m pip install -e ".[dev]"' in ci_lines
+    assert _readme_block("learner") == "python -m pip install -e . && lessons workspace"
+
+
+def test_teacher_tools_are_an_extra_that_the_tests_include():
+    extras = _pyproject()["project"]["optional-dependencies"]
+    assert any(r.startswith("nbgrader") for r in extras["teacher"])
+    assert "attention-course[teacher]" in extras["dev"]
+    assert not any("nbgrader" in r for r in _pyproject()["project"]["dependencies"])
+
+
+def test_a_learner_install_pulls_no_teacher_or_test_tools():
+    """Walk the installed requirements from the course's own (no extras): nbgrader is never reached."""
+    from importlib.metadata import PackageNotFoundError, requires
+    from packaging.requirements import Requirement
+
+    seen, todo = set(), ["attention-course"]
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        try:
+            requirements = requires(name) or []
+        except PackageNotFoundError:  # an optional platform dependency that is not installed here
+            continue
+        for line in requirements:
+            requirement = Requirement(line)
+            if requirement.marker is None or requirement.marker.evaluate({"extra": ""}):
+                todo.append(requirement.name.lower().replace("_", "-"))
+    assert len(seen) > 50, f"the walk found only {sorted(seen)}"  # it really followed the dependencies
+    for tool in ("nbgrader", "pytest", "nbval", "playwright"):
+        assert tool not in seen, f"a learner install pulls {tool}"

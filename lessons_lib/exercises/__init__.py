@@ -55,7 +55,11 @@ class ExerciseCheckError(AssertionError):
         known mistakes it tries), which is nearly the answer. The cell still fails, so
         "Run All" stops here and nbgrader records the failure.
         """
-        return [f"{self.mark} {self}"]
+        return [self.feedback()]
+
+    def feedback(self) -> str:
+        """The one line a learner sees in a failed check cell: the mark and the explanation."""
+        return f"{self.mark} {self}"
 
 
 class ExerciseNotDone(ExerciseCheckError):
