@@ -98,6 +98,38 @@ def _as_2d(weights: torch.Tensor, name: str) -> torch.Tensor:
     return weights.float()
 
 
+def _readable_text_colour(rgba: Sequence[float]) -> str:
+    """``"black"`` or ``"white"``, whichever contrasts more with a cell of colour ``rgba``.
+
+    Uses the WCAG relative luminance: black text contrasts more above 0.179.
+    """
+    def linear(c: float) -> float:
+        return c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4
+
+    r, g, b = (linear(c) for c in rgba[:3])
+    return "black" if 0.2126 * r + 0.7152 * g + 0.0722 * b > 0.179 else "white"
+
+
+def _format_cell(value: float, integers: bool) -> str:
+    return f"{round(value)}" if integers else f"{value:.2f}"
+
+
+def _turn_wide_tick_labels(ax: plt.Axes) -> None:
+    """Turn by 90° the column labels that are wider than one column (the others stay upright).
+
+    A single Chinese character fits a column; ``[SEP]``, ``[PAD]`` or a long word may not,
+    and would run into its neighbours. Widths are measured with the figure's renderer.
+    """
+    ticks = ax.get_xticks()
+    if len(ticks) < 2:
+        return
+    renderer = ax.figure.canvas.get_renderer()
+    column = abs(ax.transData.transform((ticks[1], 0))[0] - ax.transData.transform((ticks[0], 0))[0])
+    for label in ax.get_xticklabels():
+        if label.get_window_extent(renderer).width > 0.9 * column:
+            label.set_rotation(90)
+
+
 def attention_heatmap(
     weights: torch.Tensor,
     query_labels: Sequence[str] | None = None,
@@ -106,8 +138,13 @@ def attention_heatmap(
     title: str | None = None,
     annotate: bool = False,
     cmap: str = "viridis",
+    xlabel: str = "键",
+    ylabel: str = "查询",
 ) -> plt.Axes:
     """Draw an attention matrix: rows are queries, columns are keys.
+
+    Column labels wider than a column (``[SEP]``, ``[PAD]``) are turned by 90° so they do not
+    overlap; the row axis label is written horizontally above the row labels.
 
     Args:
         weights: ``(L_q, L_k)`` attention weights (any real matrix works).
@@ -115,8 +152,12 @@ def attention_heatmap(
         key_labels: ``L_k`` tick labels for the columns.
         ax: axes to draw on; a new figure is made when ``None``.
         title: axes title.
-        annotate: write each value in its cell (for small matrices).
+        annotate: write each value in its cell (for small matrices): integers when every
+            value is a whole number (tree distances), else two decimals; black or white
+            text, whichever contrasts more with the cell's colour.
         cmap: matplotlib colour map.
+        xlabel: label of the columns (default 键, the keys).
+        ylabel: label of the rows (default 查询, the queries).
 
     Returns:
         The axes drawn on.
@@ -135,14 +176,19 @@ def attention_heatmap(
         ax.set_yticks(range(len(query_labels)), labels=list(query_labels))
     if key_labels is not None:
         ax.set_xticks(range(len(key_labels)), labels=list(key_labels))
-    ax.set_xlabel("key")
-    ax.set_ylabel("query")
+        _turn_wide_tick_labels(ax)
+    ax.set_xlabel(xlabel, labelpad=8)  # a gap, so it does not read as part of the middle column's label
+    # Written horizontally above the row labels: turned by 90° a Chinese label reads sideways,
+    # and beside the rows it reads as part of the nearest short row label.
+    ax.set_ylabel(ylabel, rotation=0, ha="right", va="bottom")
+    ax.yaxis.set_label_coords(-0.02, 1.01)
     if title:
         ax.set_title(title)
     if annotate:
+        integers = bool(torch.equal(weights, weights.round()))
         for i in range(weights.shape[0]):
             for j in range(weights.shape[1]):
                 value = float(weights[i, j])
-                ax.text(j, i, f"{value:.2f}", ha="center", va="center", fontsize=8,
-                        color="white" if value < 0.5 * float(weights.max()) else "black")
+                colour = _readable_text_colour(image.cmap(image.norm(value)))
+                ax.text(j, i, _format_cell(value, integers), ha="center", va="center", fontsize=8, color=colour)
     return ax
