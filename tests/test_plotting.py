@@ -108,3 +108,55 @@ def test_wide_column_labels_are_turned_so_neighbours_do_not_overlap():
         label.set_rotation(0)
     assert ("[SEP]", "[PAD]") in _overlapping_neighbours(ax)
     plt.close("all")
+
+
+def _parsed_doc(words, heads, deps):
+    from spacy.tokens import Doc
+    from spacy.vocab import Vocab
+
+    return Doc(Vocab(), words=words, heads=heads, deps=deps)
+
+
+def _image_source_svg(drawing) -> str:
+    import re
+    from urllib.parse import unquote
+
+    match = re.fullmatch(r'<img src="data:image/svg\+xml;charset=utf-8,([^"]*)" alt="([^"]*)">', drawing._repr_html_())
+    assert match, drawing._repr_html_()[:200]
+    return unquote(match.group(1))
+
+
+def test_a_dependency_drawing_is_an_image_of_displacys_svg_with_its_chinese_glyphs():
+    import base64
+    import io
+    import re
+
+    from fontTools.ttLib import TTFont
+
+    from lessons_lib.course.plotting import dependency_drawing
+
+    doc = _parsed_doc(["电脑", "怎么", "录像", "？"], [2, 2, 2, 2], ["obl", "advmod", "ROOT", "punct"])
+    drawing = dependency_drawing(doc, drawing_id="example")
+    assert _image_source_svg(drawing) == drawing.svg  # the image shows exactly the SVG text
+    assert drawing.svg.startswith("<svg") and 'class="displacy"' in drawing.svg and "advmod" in drawing.svg
+    assert not re.search(r"[0-9a-f]{32}", drawing.svg) and 'id="example-0"' in drawing.svg  # no random id
+    assert dependency_drawing(doc, drawing_id="example") == drawing  # the same output on every run
+    assert repr(drawing) == "依存树：电脑 / 怎么 / 录像 / ？"
+    font = re.search(r"data:font/otf;base64,([A-Za-z0-9+/=]+)", drawing.svg)
+    assert font and "font-family: 'Course CJK'" in drawing.svg
+    covered = set(TTFont(io.BytesIO(base64.b64decode(font.group(1)))).getBestCmap())
+    assert {ord(c) for c in "电脑怎么录像？"} <= covered
+    assert len(covered) < 50  # a subset, not the whole font
+
+
+def test_a_drawing_of_latin_words_embeds_no_font_and_bad_input_is_named():
+    from lessons_lib.course.plotting import dependency_drawing
+
+    drawing = dependency_drawing(_parsed_doc(["it", "works"], [1, 1], ["nsubj", "ROOT"]))
+    assert "@font-face" not in drawing.svg and "works" in _image_source_svg(drawing)
+    with pytest.raises(CourseInputError, match="`doc` must be a parsed spaCy Doc, got str"):
+        dependency_drawing("电脑怎么录像？")
+    from spacy.tokens import Doc
+    from spacy.vocab import Vocab
+    with pytest.raises(CourseInputError, match="parsed spaCy Doc"):
+        dependency_drawing(Doc(Vocab(), words=["没有", "分析"]))

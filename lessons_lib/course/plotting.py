@@ -1,4 +1,4 @@
-"""Figures with Chinese text: CJK font set-up, attention heatmaps and curves.
+"""Figures with Chinese text: CJK font set-up, attention heatmaps and dependency drawings.
 
 Matplotlib's default font (DejaVu Sans) has no Chinese glyphs: labels would render as
 empty boxes with a "Glyph ... missing from font" warning. :func:`setup_cjk_font` picks a
@@ -9,10 +9,15 @@ the course's setup installs from PyPI (SIL Open Font License 1.1).
 
 from __future__ import annotations
 
+import base64
 import dataclasses
+import html
+import io
 import logging
+import re
 from pathlib import Path
 from typing import Sequence
+from urllib.parse import quote
 
 import matplotlib
 import matplotlib.pyplot as plt
@@ -192,3 +197,72 @@ def attention_heatmap(
                 colour = _readable_text_colour(image.cmap(image.norm(value)))
                 ax.text(j, i, _format_cell(value, integers), ha="center", va="center", fontsize=8, color=colour)
     return ax
+
+
+@dataclasses.dataclass(frozen=True)
+class DependencyDrawing:
+    """A displaCy dependency drawing that a notebook shows as an image, trusted or not.
+
+    JupyterLab does not show ``image/svg+xml`` outputs of a notebook it does not trust (it
+    prints ``<IPython.core.display.SVG object>`` instead), but it shows HTML after
+    sanitising it, and an ``<img>`` whose source is a ``data:`` URI survives that. The
+    SVG carries the glyphs of its Chinese words as an embedded font subset, so the words
+    render in a browser that has no CJK font.
+
+    Attributes:
+        svg: the SVG text (displaCy's drawing with a fixed id and the embedded font).
+        words: the drawn words, for the plain-text form of the output.
+    """
+
+    svg: str
+    words: tuple[str, ...]
+
+    def _repr_html_(self) -> str:
+        # Percent-encoded rather than base64, so the embedded font stays findable as
+        # `data:font/otf;base64,…` (the notebook tests compare the drawing without it).
+        source = "data:image/svg+xml;charset=utf-8," + quote(self.svg, safe=" =:;,/+'()!*-._~?&@$")
+        return f'<img src="{source}" alt="依存树：{html.escape(" / ".join(self.words))}">'
+
+    def __repr__(self) -> str:
+        return "依存树：" + " / ".join(self.words)
+
+
+def _font_subset_base64(text: str) -> str:
+    """The packaged Noto Sans CJK SC face cut down to the characters of ``text``, base64-encoded OpenType."""
+    from fontTools import subset
+    from fontTools.ttLib import TTFont
+
+    options = subset.Options()
+    options.layout_features, options.name_IDs, options.hinting = [], [1, 2], False
+    subsetter = subset.Subsetter(options)
+    subsetter.populate(text=text)
+    # No timestamp: the same characters give the same bytes, run after run.
+    font = TTFont(_bundled_font_file(), fontNumber=_BUNDLED_FACE_INDEX, recalcTimestamp=False)
+    subsetter.subset(font)
+    buffer = io.BytesIO()
+    font.save(buffer)
+    return base64.b64encode(buffer.getvalue()).decode("ascii")
+
+
+def dependency_drawing(doc, *, distance: int = 95, compact: bool = True, drawing_id: str = "tree") -> DependencyDrawing:
+    """Draw a parsed spaCy ``Doc`` with displaCy (offline) as a :class:`DependencyDrawing`.
+
+    Args:
+        doc: a spaCy ``Doc`` with a dependency parse.
+        distance: displaCy's distance between words, in pixels.
+        compact: displaCy's compact mode (square arcs).
+        drawing_id: replaces displaCy's random id, so the notebook's output is the same on every run.
+    """
+    from spacy import displacy
+
+    if not hasattr(doc, "has_annotation") or not doc.has_annotation("DEP"):
+        raise CourseInputError(f"`doc` must be a parsed spaCy Doc, got {type(doc).__name__}")
+    svg = displacy.render(doc, style="dep", jupyter=False, options={"compact": compact, "distance": distance})
+    svg = re.sub(r"[0-9a-f]{32}", drawing_id, svg)
+    characters = "".join(sorted({c for token in doc for c in token.text if ord(c) > 0x2E7F}))  # CJK and full-width
+    if characters:
+        face = (f"<style>@font-face {{ font-family: 'Course CJK'; font-weight: 100 900; "
+                f"src: url(data:font/otf;base64,{_font_subset_base64(characters)}) format('opentype'); }}</style>")
+        svg = re.sub(r"(<svg[^>]*>)", lambda m: m.group(1) + face, svg, count=1)
+        svg = svg.replace("font-family: Arial", "font-family: 'Course CJK', Arial, sans-serif", 1)
+    return DependencyDrawing(svg=svg, words=tuple(token.text for token in doc))
