@@ -245,3 +245,63 @@ def test_a_wrong_answer_in_the_workspace_shows_one_line_of_explanation(browser, 
     assert len(shown) <= 3 and shown[0].startswith(FAIL_MARK) and "√d_k" in shown[0], shown
     assert not any(word in line for line in shown for word in ("Traceback", "File ", "compare_tensor", "transpose")), shown
     page.close()
+
+
+DRAWING_LESSON = "07_dependency_trees.ipynb"
+
+
+def _svg_only_control_notebook() -> nbformat.NotebookNode:
+    """A notebook whose one output is a bare SVG, as lesson 07 showed its trees before: JupyterLab hides it when untrusted."""
+    svg = '<svg xmlns="http://www.w3.org/2000/svg" width="40" height="20"><rect width="40" height="20"/></svg>'
+    cell = nbformat.v4.new_code_cell("display(SVG(svg))", execution_count=1, outputs=[nbformat.v4.new_output(
+        "display_data", data={"image/svg+xml": svg, "text/plain": "<IPython.core.display.SVG object>"})])
+    return nbformat.v4.new_notebook(cells=[cell])
+
+
+def _open_without_running(browser, lab, name: str):
+    """Open ``name`` (already in the lab's folder) in JupyterLab as a learner would, without running a cell; the page."""
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    page.goto(f"{lab['url']}/lab/workspaces/{Path(name).stem}/tree/{name}?reset&token={lab['token']}")
+    page.wait_for_selector(".jp-NotebookPanel .jp-CodeCell .jp-OutputArea-output", timeout=120_000)
+    return page
+
+
+def _data_images(page) -> list[dict]:
+    """Each ``<img>`` with a ``data:`` source in the notebook's outputs: its source's start, size once loaded, visibility."""
+    return page.eval_on_selector_all(
+        ".jp-NotebookPanel .jp-OutputArea-output img[src^='data:']",
+        "imgs => imgs.map(i => ({src: i.getAttribute('src').slice(0, 30), complete: i.complete,"
+        " naturalWidth: i.naturalWidth, shown: i.getBoundingClientRect().width > 0}))")
+
+
+def test_lesson_07s_dependency_drawings_show_in_an_untrusted_notebook(browser, lab, tmp_path):
+    """The committed lesson 07, never trusted on this server, shows each displaCy drawing as a loaded image."""
+    shutil.copy(NOTEBOOKS_DIR / DRAWING_LESSON, lab["root"] / DRAWING_LESSON)
+    nbformat.write(_svg_only_control_notebook(), lab["root"] / "untrusted_svg_control.ipynb")
+    # Control: the bare SVG output is hidden, so the server really treats these notebooks as untrusted.
+    page = _open_without_running(browser, lab, "untrusted_svg_control.ipynb")
+    output = page.locator(".jp-NotebookPanel .jp-OutputArea-output").first
+    assert "<IPython.core.display.SVG object>" in output.inner_text() and output.locator("svg, img").count() == 0, (
+        "the control's SVG is shown: the notebook is trusted on this server, so the check below would prove nothing")
+    page.close()
+
+    reference = nbformat.read(NOTEBOOKS_DIR / DRAWING_LESSON, as_version=4)
+    drawings = sum("依存树：" in o.get("data", {}).get("text/plain", "") for c in reference.cells if c.cell_type == "code"
+                   for o in c.outputs)
+    code_cells = [c for c in reference.cells if c.cell_type == "code"]
+    last_with_output = max(k for k, c in enumerate(code_cells) if c.outputs)
+    page = _open_without_running(browser, lab, DRAWING_LESSON)
+    # Every stored output is in the page once the last cell that has one shows it.
+    page.locator(".jp-NotebookPanel .jp-CodeCell").nth(last_with_output).locator(".jp-OutputArea-output").first.wait_for(
+        timeout=60_000)
+    page.wait_for_function("[...document.querySelectorAll('.jp-OutputArea-output img')].every(i => i.complete)",
+                           timeout=60_000)
+    images = [i for i in _data_images(page) if i["src"].startswith("data:image/svg+xml")]
+    assert drawings >= 3, "lesson 07's stored outputs hold no dependency drawing (a `dependency_drawing` output)"
+    assert len(images) == drawings, (drawings, images)
+    assert all(i["naturalWidth"] > 0 and i["shown"] for i in images), images
+    assert "<IPython.core.display.SVG object>" not in page.locator(".jp-NotebookPanel").inner_text()
+    tree = page.locator(".jp-NotebookPanel .jp-OutputArea-output img[src^='data:image/svg+xml']").first
+    tree.scroll_into_view_if_needed()
+    tree.screenshot(path=str(tmp_path / "lesson07_untrusted_tree.png"))
+    page.close()

@@ -1,4 +1,4 @@
-"""Figures with Chinese text: CJK font set-up, attention heatmaps and curves.
+"""Figures with Chinese text: CJK font set-up, attention heatmaps and dependency drawings.
 
 Matplotlib's default font (DejaVu Sans) has no Chinese glyphs: labels would render as
 empty boxes with a "Glyph ... missing from font" warning. :func:`setup_cjk_font` picks a
@@ -9,10 +9,15 @@ the course's setup installs from PyPI (SIL Open Font License 1.1).
 
 from __future__ import annotations
 
+import base64
 import dataclasses
+import html
+import io
 import logging
+import re
 from pathlib import Path
 from typing import Sequence
+from urllib.parse import quote
 
 import matplotlib
 import matplotlib.pyplot as plt
@@ -98,6 +103,38 @@ def _as_2d(weights: torch.Tensor, name: str) -> torch.Tensor:
     return weights.float()
 
 
+def _readable_text_colour(rgba: Sequence[float]) -> str:
+    """``"black"`` or ``"white"``, whichever contrasts more with a cell of colour ``rgba``.
+
+    Uses the WCAG relative luminance: black text contrasts more above 0.179.
+    """
+    def linear(c: float) -> float:
+        return c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4
+
+    r, g, b = (linear(c) for c in rgba[:3])
+    return "black" if 0.2126 * r + 0.7152 * g + 0.0722 * b > 0.179 else "white"
+
+
+def _format_cell(value: float, integers: bool) -> str:
+    return f"{round(value)}" if integers else f"{value:.2f}"
+
+
+def _turn_wide_tick_labels(ax: plt.Axes) -> None:
+    """Turn by 90° the column labels that are wider than one column (the others stay upright).
+
+    A single Chinese character fits a column; ``[SEP]``, ``[PAD]`` or a long word may not,
+    and would run into its neighbours. Widths are measured with the figure's renderer.
+    """
+    ticks = ax.get_xticks()
+    if len(ticks) < 2:
+        return
+    renderer = ax.figure.canvas.get_renderer()
+    column = abs(ax.transData.transform((ticks[1], 0))[0] - ax.transData.transform((ticks[0], 0))[0])
+    for label in ax.get_xticklabels():
+        if label.get_window_extent(renderer).width > 0.9 * column:
+            label.set_rotation(90)
+
+
 def attention_heatmap(
     weights: torch.Tensor,
     query_labels: Sequence[str] | None = None,
@@ -106,8 +143,13 @@ def attention_heatmap(
     title: str | None = None,
     annotate: bool = False,
     cmap: str = "viridis",
+    xlabel: str = "键",
+    ylabel: str = "查询",
 ) -> plt.Axes:
     """Draw an attention matrix: rows are queries, columns are keys.
+
+    Column labels wider than a column (``[SEP]``, ``[PAD]``) are turned by 90° so they do not
+    overlap; the row axis label is written horizontally above the row labels.
 
     Args:
         weights: ``(L_q, L_k)`` attention weights (any real matrix works).
@@ -115,8 +157,12 @@ def attention_heatmap(
         key_labels: ``L_k`` tick labels for the columns.
         ax: axes to draw on; a new figure is made when ``None``.
         title: axes title.
-        annotate: write each value in its cell (for small matrices).
+        annotate: write each value in its cell (for small matrices): integers when every
+            value is a whole number (tree distances), else two decimals; black or white
+            text, whichever contrasts more with the cell's colour.
         cmap: matplotlib colour map.
+        xlabel: label of the columns (default 键, the keys).
+        ylabel: label of the rows (default 查询, the queries).
 
     Returns:
         The axes drawn on.
@@ -135,14 +181,88 @@ def attention_heatmap(
         ax.set_yticks(range(len(query_labels)), labels=list(query_labels))
     if key_labels is not None:
         ax.set_xticks(range(len(key_labels)), labels=list(key_labels))
-    ax.set_xlabel("key")
-    ax.set_ylabel("query")
+        _turn_wide_tick_labels(ax)
+    ax.set_xlabel(xlabel, labelpad=8)  # a gap, so it does not read as part of the middle column's label
+    # Written horizontally above the row labels: turned by 90° a Chinese label reads sideways,
+    # and beside the rows it reads as part of the nearest short row label.
+    ax.set_ylabel(ylabel, rotation=0, ha="right", va="bottom")
+    ax.yaxis.set_label_coords(-0.02, 1.01)
     if title:
         ax.set_title(title)
     if annotate:
+        integers = bool(torch.equal(weights, weights.round()))
         for i in range(weights.shape[0]):
             for j in range(weights.shape[1]):
                 value = float(weights[i, j])
-                ax.text(j, i, f"{value:.2f}", ha="center", va="center", fontsize=8,
-                        color="white" if value < 0.5 * float(weights.max()) else "black")
+                colour = _readable_text_colour(image.cmap(image.norm(value)))
+                ax.text(j, i, _format_cell(value, integers), ha="center", va="center", fontsize=8, color=colour)
     return ax
+
+
+@dataclasses.dataclass(frozen=True)
+class DependencyDrawing:
+    """A displaCy dependency drawing that a notebook shows as an image, trusted or not.
+
+    JupyterLab does not show ``image/svg+xml`` outputs of a notebook it does not trust (it
+    prints ``<IPython.core.display.SVG object>`` instead), but it shows HTML after
+    sanitising it, and an ``<img>`` whose source is a ``data:`` URI survives that. The
+    SVG carries the glyphs of its Chinese words as an embedded font subset, so the words
+    render in a browser that has no CJK font.
+
+    Attributes:
+        svg: the SVG text (displaCy's drawing with a fixed id and the embedded font).
+        words: the drawn words, for the plain-text form of the output.
+    """
+
+    svg: str
+    words: tuple[str, ...]
+
+    def _repr_html_(self) -> str:
+        # Percent-encoded rather than base64, so the embedded font stays findable as
+        # `data:font/otf;base64,…` (the notebook tests compare the drawing without it).
+        source = "data:image/svg+xml;charset=utf-8," + quote(self.svg, safe=" =:;,/+'()!*-._~?&@$")
+        return f'<img src="{source}" alt="依存树：{html.escape(" / ".join(self.words))}">'
+
+    def __repr__(self) -> str:
+        return "依存树：" + " / ".join(self.words)
+
+
+def _font_subset_base64(text: str) -> str:
+    """The packaged Noto Sans CJK SC face cut down to the characters of ``text``, base64-encoded OpenType."""
+    from fontTools import subset
+    from fontTools.ttLib import TTFont
+
+    options = subset.Options()
+    options.layout_features, options.name_IDs, options.hinting = [], [1, 2], False
+    subsetter = subset.Subsetter(options)
+    subsetter.populate(text=text)
+    # No timestamp: the same characters give the same bytes, run after run.
+    font = TTFont(_bundled_font_file(), fontNumber=_BUNDLED_FACE_INDEX, recalcTimestamp=False)
+    subsetter.subset(font)
+    buffer = io.BytesIO()
+    font.save(buffer)
+    return base64.b64encode(buffer.getvalue()).decode("ascii")
+
+
+def dependency_drawing(doc, *, distance: int = 95, compact: bool = True, drawing_id: str = "tree") -> DependencyDrawing:
+    """Draw a parsed spaCy ``Doc`` with displaCy (offline) as a :class:`DependencyDrawing`.
+
+    Args:
+        doc: a spaCy ``Doc`` with a dependency parse.
+        distance: displaCy's distance between words, in pixels.
+        compact: displaCy's compact mode (square arcs).
+        drawing_id: replaces displaCy's random id, so the notebook's output is the same on every run.
+    """
+    from spacy import displacy
+
+    if not hasattr(doc, "has_annotation") or not doc.has_annotation("DEP"):
+        raise CourseInputError(f"`doc` must be a parsed spaCy Doc, got {type(doc).__name__}")
+    svg = displacy.render(doc, style="dep", jupyter=False, options={"compact": compact, "distance": distance})
+    svg = re.sub(r"[0-9a-f]{32}", drawing_id, svg)
+    characters = "".join(sorted({c for token in doc for c in token.text if ord(c) > 0x2E7F}))  # CJK and full-width
+    if characters:
+        face = (f"<style>@font-face {{ font-family: 'Course CJK'; font-weight: 100 900; "
+                f"src: url(data:font/otf;base64,{_font_subset_base64(characters)}) format('opentype'); }}</style>")
+        svg = re.sub(r"(<svg[^>]*>)", lambda m: m.group(1) + face, svg, count=1)
+        svg = svg.replace("font-family: Arial", "font-family: 'Course CJK', Arial, sans-serif", 1)
+    return DependencyDrawing(svg=svg, words=tuple(token.text for token in doc))
