@@ -274,7 +274,7 @@ def _data_images(page) -> list[dict]:
         " naturalWidth: i.naturalWidth, shown: i.getBoundingClientRect().width > 0}))")
 
 
-def test_lesson_07s_dependency_drawings_show_in_an_untrusted_notebook(browser, lab, tmp_path):
+def test_lesson_07s_dependency_drawings_show_in_an_untrusted_notebook(browser, lab):
     """The committed lesson 07, never trusted on this server, shows each displaCy drawing as a loaded image."""
     shutil.copy(NOTEBOOKS_DIR / DRAWING_LESSON, lab["root"] / DRAWING_LESSON)
     nbformat.write(_svg_only_control_notebook(), lab["root"] / "untrusted_svg_control.ipynb")
@@ -303,5 +303,28 @@ def test_lesson_07s_dependency_drawings_show_in_an_untrusted_notebook(browser, l
     assert "<IPython.core.display.SVG object>" not in page.locator(".jp-NotebookPanel").inner_text()
     tree = page.locator(".jp-NotebookPanel .jp-OutputArea-output img[src^='data:image/svg+xml']").first
     tree.scroll_into_view_if_needed()
-    tree.screenshot(path=str(tmp_path / "lesson07_untrusted_tree.png"))
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    tree.screenshot(path=str(ARTIFACTS / "lesson07_untrusted_tree.png"))
+    page.close()
+
+
+def test_lesson_07_runs_in_jupyterlab_with_its_figures_and_drawings(browser, lab):
+    """The solution notebook, outputs cleared, run from the Run menu: no error, every figure and drawing shown."""
+    reference = nbformat.read(NOTEBOOKS_DIR / DRAWING_LESSON, as_version=4)
+    nbformat.write(_without_outputs(nbformat.from_dict(json.loads(json.dumps(reference)))),
+                   lab["root"] / f"run_{DRAWING_LESSON}")
+    page, prompts = _run_all(browser, lab, f"run_{DRAWING_LESSON}")
+    assert all(re.fullmatch(r"\[\d+\]:", p) for p in prompts), prompts
+    text = "\n".join(_output_texts(page))
+    assert "Traceback" not in text and page.locator(".jp-OutputArea-output[data-mime-type*='error']").count() == 0
+    outputs = [o for c in reference.cells if c.cell_type == "code" for o in c.outputs]
+    figures = sum("image/png" in o.get("data", {}) for o in outputs)
+    drawings = sum("依存树：" in o.get("data", {}).get("text/plain", "") for o in outputs)
+    page.wait_for_function("[...document.querySelectorAll('.jp-OutputArea-output img')].every(i => i.complete)",
+                           timeout=60_000)
+    images = _data_images(page)
+    assert figures >= 1 and sum(i["src"].startswith("data:image/png") for i in images) == figures, (figures, images)
+    trees = [i for i in images if i["src"].startswith("data:image/svg+xml")]
+    assert drawings >= 3 and len(trees) == drawings and all(i["naturalWidth"] > 0 for i in trees), trees
+    _screenshot(page, "solution_07")
     page.close()
