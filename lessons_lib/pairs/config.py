@@ -32,6 +32,8 @@ __all__ = [
 ]
 
 SCHEDULES = ("constant", "linear")
+# Batch orders of training (see :func:`lessons_lib.pairs.encoding.batch_indices`).
+BATCHING = ("plain", "bucketed")
 
 
 @dataclass
@@ -50,6 +52,10 @@ class TrainConfig:
         max_len: positions per pair, special tokens included (longer pairs are truncated).
         swap_probability: pair-order augmentation (present (b, a) instead of (a, b)).
         eval_batch_size: pairs per batch when evaluating.
+        batching: training batch order: ``"plain"`` (a shuffled order cut into batches, what the
+            lessons use) or ``"bucketed"`` (shuffle, sort pools of 50 batches by length, cut, then
+            shuffle the batches: far less padding, so faster; ``lessons train`` and
+            ``lessons experiment`` use it unless told otherwise).
     """
 
     epochs: int = 3
@@ -63,6 +69,7 @@ class TrainConfig:
     max_len: int = 64
     swap_probability: float = 0.0
     eval_batch_size: int = 256
+    batching: str = field(default="plain", metadata={"choices": BATCHING})
 
     def __post_init__(self) -> None:
         for name in ("epochs", "batch_size", "eval_batch_size"):
@@ -75,6 +82,7 @@ class TrainConfig:
         if not 0.0 <= check_number(self.warmup_ratio, "TrainConfig.warmup_ratio") < 1.0:
             raise CourseInputError(f"TrainConfig.warmup_ratio must be in [0, 1), got {self.warmup_ratio!r}")
         check_choice(self.schedule, "TrainConfig.schedule", SCHEDULES)
+        check_choice(self.batching, "TrainConfig.batching", BATCHING)
         check_probability(self.swap_probability, "TrainConfig.swap_probability")
 
     def to_dict(self) -> dict:

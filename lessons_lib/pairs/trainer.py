@@ -225,6 +225,7 @@ class _Trainer:
         batches = make_batches(
             examples, self.vocab, config.batch_size, max_len=config.max_len, shuffle=True,
             seed=config.seed * 100_003 + epoch, swap_probability=config.swap_probability, extras_fn=self.extras_fn,
+            batching=config.batching,
         )
         bar = tqdm(batches, total=self.steps_per_epoch, desc=f"epoch {epoch}/{config.epochs}", disable=not progress,
                    unit="batch", leave=False)
