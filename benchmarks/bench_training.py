@@ -18,11 +18,14 @@ padding costs less there); ``--set sample`` uses the training split of ``--data-
 round-robin so that slow phases of a shared machine hit all of them alike. Reported: pairs/s over
 all rounds (total pairs / total seconds; bucketed batches vary in length, so a per-round median
 would be noisier), the slowest and fastest round, the ratio to ``plain`` at the same preset and
-thread count, and the estimated time of one epoch of the real LCQMC (238,766 pairs). Run from the
-repository root::
+thread count, and the estimated time of one epoch of the real LCQMC (238,766 pairs). A last table
+times evaluation (:func:`lessons_lib.pairs.metrics.predict`, eval mode, batches of 256) of the
+first ``--eval-pairs`` pairs with each preset's freshly built model: the given order with the
+course's attention (the old path) against length-sorted batches with the fused attention (the
+new default of both commands). Run from the repository root::
 
     python benchmarks/bench_training.py [--set lcqmc-length|sample] [--presets textbook matchflags]
-        [--threads 1 2] [--steps 8] [--rounds 4]
+        [--threads 1 2] [--steps 8] [--rounds 4] [--eval-pairs 2000]
 """
 
 from __future__ import annotations
@@ -39,6 +42,7 @@ from lessons_lib.pairs.classifier import PairClassifier
 from lessons_lib.pairs.config import PRESETS, resolve_configs
 from lessons_lib.pairs.data import load_lcqmc
 from lessons_lib.pairs.encoding import batch_indices, encoded_length, make_batches, padded_positions
+from lessons_lib.pairs.metrics import predict
 from lessons_lib.pairs.trainer import build_optimizer, build_scheduler
 from lessons_lib.pairs.vocab import Vocabulary
 
@@ -102,6 +106,28 @@ def _describe(examples, batch_sizes: list[int]) -> None:
         print(f"batches of {size}: padded / real positions, " + ", ".join(f"{k} {v:.2f}" for k, v in factors.items()))
 
 
+def _evaluation(presets: list[str], threads: list[int], examples, vocab: Vocabulary, rounds: int) -> None:
+    """Pairs/s of evaluation: given order + course attention against sorted batches + fused attention."""
+    paths = {"plain": ({"attention": "course"}, False), "sorted+sdpa": ({"attention": "sdpa"}, True)}
+    print(f"evaluation of {len(examples)} pairs, batches of 256, best of {rounds} rounds")
+    print(f"{'preset':11s} {'threads':>7s} {'path':14s} {'pairs/s':>8s} {'x plain':>8s}")
+    for name in presets:
+        for count in threads:
+            torch.set_num_threads(count)
+            rates = {}
+            for path, (options, sort) in paths.items():
+                model_config, _ = resolve_configs(name, options, vocab_size=len(vocab))
+                torch.manual_seed(0)
+                model = PairClassifier(model_config)
+                seconds = []
+                for _ in range(rounds):
+                    started = time.perf_counter()
+                    predict(model, examples, vocab, batch_size=256, sort_by_length=sort)
+                    seconds.append(time.perf_counter() - started)
+                rates[path] = len(examples) / min(seconds)
+                print(f"{name:11s} {count:7d} {path:14s} {rates[path]:8.0f} {rates[path] / rates['plain']:8.2f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--set", choices=("lcqmc-length", "sample"), default="lcqmc-length")
@@ -112,6 +138,7 @@ def main() -> None:
     parser.add_argument("--paths", nargs="+", default=list(PATHS), choices=list(PATHS))
     parser.add_argument("--steps", type=int, default=8, help="timed training steps per round")
     parser.add_argument("--rounds", type=int, default=4)
+    parser.add_argument("--eval-pairs", type=int, default=2000, help="pairs of the evaluation table (0: no table)")
     args = parser.parse_args()
 
     examples, origin = _pairs(args.set, args.data_dir, args.pairs)
@@ -143,6 +170,8 @@ def main() -> None:
         print(f"{name:11s} {threads:7d} {path:14s} {rate:8.0f} {min(values):6.0f} {max(values):6.0f} {ratio} "
               f"{LCQMC_TRAIN_PAIRS / rate / 60:8.1f} min")
     print("LCQMC epoch = 238,766 training pairs / pairs per second (training only, no evaluation).")
+    if args.eval_pairs:
+        _evaluation(args.presets, args.threads, examples[:args.eval_pairs], vocab, min(args.rounds, 3))
 
 
 if __name__ == "__main__":

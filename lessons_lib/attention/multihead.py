@@ -12,12 +12,14 @@ Two ways to compute the same thing (``implementation``): ``"course"``, the from-
 scores → bias → mask → softmax → weights · V that the lessons teach (and the only one that can
 keep the weights for a heatmap), and ``"sdpa"``, torch's fused
 ``torch.nn.functional.scaled_dot_product_attention`` with the boolean mask, or with the bias
-and the mask folded into one float mask. On CPU with torch 2.13 the fused call takes its
-flash-attention kernel for a boolean mask or a bias that needs no gradient, and its
-math fallback (still fused into fewer passes) when the bias is learned; both agree with the
-course path within 1e-5 in eval mode (the tests check outputs and gradients). In training its
-attention dropout draws other random numbers than ``nn.Dropout``: the same distribution, not
-the same draws.
+and the mask folded into one float mask. Which kernel torch picks on CPU (torch 2.13,
+``torch._fused_sdp_choice``): its flash-attention kernel without attention dropout (eval mode,
+or ``dropout=0``) for a boolean mask or a bias that needs no gradient; its math fallback —
+the same operations as the course path, in one call — with attention dropout (training with
+every preset: dropout 0.1) or a learned bias (``learned``, ``relative_position``). The two
+paths agree within 1e-5 in outputs and gradients (the tests check every mask and bias case,
+fully masked rows included); in training the fused dropout draws other random numbers than
+``nn.Dropout``: the same distribution, not the same draws.
 """
 
 from __future__ import annotations

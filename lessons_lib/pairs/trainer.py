@@ -95,8 +95,13 @@ def parameter_groups(model: nn.Module, weight_decay: float, lr: float | None = N
 
 
 def build_optimizer(model: nn.Module, config: TrainConfig) -> torch.optim.AdamW:
-    """AdamW over :func:`parameter_groups`."""
-    return torch.optim.AdamW(parameter_groups(model, config.weight_decay, config.lr), lr=config.lr)
+    """AdamW over :func:`parameter_groups`.
+
+    ``foreach=True``: one multi-tensor update per group instead of a Python loop over the
+    parameters (torch's default on CPU) — half the optimiser's time per step, and the same
+    weights bit for bit (tested); not ``fused=True``, which rounds differently.
+    """
+    return torch.optim.AdamW(parameter_groups(model, config.weight_decay, config.lr), lr=config.lr, foreach=True)
 
 
 def build_scheduler(optimizer: torch.optim.Optimizer, config: TrainConfig, total_steps: int) -> torch.optim.lr_scheduler.LambdaLR:

@@ -29,6 +29,9 @@ from lessons_lib.syntax.parser import Parse, check_texts, doc_to_parse
 
 DEFAULT_CACHE_DIR = paths.DATA_DIR / "cache" / "parses"
 CACHE_FILE = "parses.sqlite"
+# Sentences per parser batch and per cache commit (benchmarks/bench_parsing.py: throughput is flat
+# from 256 on, and a commit per 256 sentences keeps an interrupted pre-parse's loss small).
+PARSE_BATCH_SIZE = 256
 
 
 def cache_key(text: str, parser_name: str, parser_version: str) -> str:
@@ -152,7 +155,7 @@ def parse_with_cache(
     texts: Sequence[str],
     nlp,
     cache: ParseCache,
-    batch_size: int = 256,
+    batch_size: int = PARSE_BATCH_SIZE,
     progress: Callable[[int], object] | None = None,
 ) -> tuple[list[Parse], CacheStats]:
     """Parse ``texts`` through the cache: look up all, parse the misses with ``nlp.pipe``.
@@ -189,23 +192,29 @@ def parse_with_cache(
     return [found[t] for t in texts], stats
 
 
-def lcqmc_sentences(data_dir: str | os.PathLike) -> tuple[list[str], dict[str, int]]:
-    """Every distinct sentence of an LCQMC-format folder (train, dev, test), in file order.
+def lcqmc_sentences(data_dir: str | os.PathLike, train_fraction: float = 1.0,
+                    subset_seed: int = 0) -> tuple[list[str], dict[str, int]]:
+    """The distinct sentences of an LCQMC-format folder an experiment reads, in file order:
+    those of its training subset (:func:`lessons_lib.pairs.data.subsample`; all of train at
+    fraction 1), dev and test.
 
     Reads with :func:`lessons_lib.pairs.data.load_lcqmc` (strict: a malformed line is an error
     naming file and line).
 
     Returns:
-        ``(sentences, counts)`` with counts of pairs per split and of distinct sentences.
+        ``(sentences, counts)`` with counts of pairs per split (train: the subset's) and of
+        distinct sentences.
     """
-    from lessons_lib.pairs.data import load_lcqmc
+    from lessons_lib.pairs.data import load_lcqmc, subsample
 
     data = load_lcqmc(data_dir)
+    splits = {"train": subsample(data.train.examples, train_fraction, subset_seed),
+              "dev": data.dev.examples, "test": data.test.examples}
     counts: dict[str, int] = {}
     seen: dict[str, None] = {}
-    for split in (data.train, data.dev, data.test):
-        counts[f"{split.name} pairs"] = len(split)
-        for ex in split.examples:
+    for name, examples in splits.items():
+        counts[f"{name} pairs"] = len(examples)
+        for ex in examples:
             seen.setdefault(ex.text_a)
             seen.setdefault(ex.text_b)
     counts["distinct sentences"] = len(seen)

@@ -34,8 +34,9 @@ class EncoderConfig:
             and torch's default).
         layer_norm_eps: epsilon of every LayerNorm (torch's default 1e-5).
         attention: ``"course"`` (the lessons' from-scratch scores, mask and softmax) or ``"sdpa"``
-            (``torch.nn.functional.scaled_dot_product_attention``: equal in eval mode within 1e-5, the
-            same parameters; its attention dropout draws other random numbers). ``lessons train``
+            (``torch.nn.functional.scaled_dot_product_attention``: the same parameters, equal outputs and
+            gradients within 1e-5; its attention dropout draws other random numbers; which kernel it
+            takes on CPU: :mod:`lessons_lib.attention.multihead`). ``lessons train``
             and ``lessons experiment`` use ``"sdpa"`` unless told otherwise.
     """
 
