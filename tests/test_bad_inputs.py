@@ -292,6 +292,7 @@ CASES: list[tuple[str, list[str], str]] = [
     ("preparse-limit-negative", ["preparse", "--data-dir", "{tiny_data}", "--limit", "-1"], "--limit must be a positive int"),
     ("preparse-limit-0", ["preparse", "--data-dir", "{tiny_data}", "--limit", "0"], "--limit must be a positive int"),
     ("preparse-batch-0", ["preparse", "--data-dir", "{tiny_data}", "--batch-size", "0"], "--batch-size must be a positive int"),
+    ("preparse-n-process-0", ["preparse", "--data-dir", "{tiny_data}", "--n-process", "0"], "--n-process must be a positive int"),
     ("preparse-fraction-0", ["preparse", "--data-dir", "{tiny_data}", "--train-fraction", "0"], "--train-fraction must be in (0, 1]"),
     ("preparse-fraction-big", ["preparse", "--data-dir", "{tiny_data}", "--train-fraction", "1.5"], "--train-fraction must be in (0, 1]"),
     ("preparse-subset-seed-negative", ["preparse", "--data-dir", "{tiny_data}", "--subset-seed", "-1"],

@@ -245,7 +245,12 @@ def test_fused_path_keeps_weights_through_the_course_path_and_drops_out_in_train
     fused.eval()(x, x, x)
     assert fused.last_attention is not None and fused.last_attention.shape == (2, H, 5, 5)
     fused.keep_attention = False
-    fused.train()
+    fused.train(), course.train()
     assert not torch.equal(fused(x, x, x), fused(x, x, x))  # attention dropout is on in training
+    # On CPU the fused call drops the same weights as nn.Dropout does, draw for draw.
+    torch.manual_seed(3)
+    expected = course(x, x, x, mask=padding_mask([5, 3]))
+    torch.manual_seed(3)
+    torch.testing.assert_close(fused(x, x, x, mask=padding_mask([5, 3])), expected, atol=1e-5, rtol=0)
     with pytest.raises(CourseInputError, match="implementation"):
         MultiHeadAttention(D, H, implementation="flash")

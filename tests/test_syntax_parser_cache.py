@@ -130,6 +130,8 @@ def test_cache_rejects_bad_arguments(nlp, tmp_path):
     with ParseCache(tmp_path, "p", "1") as cache:
         with pytest.raises(CourseInputError, match="batch_size"):
             parse_with_cache(["好"], nlp, cache, batch_size=0)
+        with pytest.raises(CourseInputError, match="n_process"):
+            parse_with_cache(["好"], nlp, cache, n_process=0)
 
 
 def test_lcqmc_sentences_of_the_shipped_sample():

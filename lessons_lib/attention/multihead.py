@@ -18,8 +18,9 @@ or ``dropout=0``) for a boolean mask or a bias that needs no gradient; its math 
 the same operations as the course path, in one call — with attention dropout (training with
 every preset: dropout 0.1) or a learned bias (``learned``, ``relative_position``). The two
 paths agree within 1e-5 in outputs and gradients (the tests check every mask and bias case,
-fully masked rows included); in training the fused dropout draws other random numbers than
-``nn.Dropout``: the same distribution, not the same draws.
+fully masked rows included), in training too: on CPU the math fallback drops the attention
+weights with the same random draws as ``nn.Dropout`` (tested), so a seeded run takes the same
+steps on both paths up to float rounding. A GPU's fused kernels draw their own dropout masks.
 """
 
 from __future__ import annotations

@@ -61,6 +61,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--subset-seed", type=int, default=0, help="which training subset (default 0, as lessons experiment)")
     p.add_argument("--batch-size", type=int, default=PARSE_BATCH_SIZE,
                    help=f"sentences per parser batch and cache write (default {PARSE_BATCH_SIZE})")
+    p.add_argument("--n-process", type=int, default=1,
+                   help="parser worker processes (default 1: on a busy 2-core machine 2 were slower; try 2 on idle cores)")
     p.add_argument("--limit", type=int, default=None, help="parse only the first N distinct sentences")
     p.set_defaults(handler=run_preparse)
 
@@ -123,6 +125,7 @@ def run_preparse(args: argparse.Namespace) -> int:
     from lessons_lib.syntax.parser import load_parser, parser_identity
 
     check_int(args.batch_size, "--batch-size")
+    check_int(args.n_process, "--n-process")
     check_int(args.subset_seed, "--subset-seed", minimum=0)
     if args.limit is not None:
         check_int(args.limit, "--limit")
@@ -136,10 +139,11 @@ def run_preparse(args: argparse.Namespace) -> int:
     nlp = load_parser(args.parser)
     name, version = parser_identity(nlp)
     cache = ParseCache(cache_dir, name, version)
-    print(f"{len(texts)} distinct sentences from {counts}; parser {name} {version}; cache {cache.path}")
+    print(f"{len(texts)} distinct sentences to parse or read from {counts}; parser {name} {version}; cache {cache.path}")
     start = time.perf_counter()
     with cache, tqdm(total=len(texts), unit="sent") as bar:
-        _, stats = parse_with_cache(texts, nlp, cache, batch_size=args.batch_size, progress=bar.update)
+        _, stats = parse_with_cache(texts, nlp, cache, batch_size=args.batch_size, progress=bar.update,
+                                    n_process=args.n_process)
     seconds = time.perf_counter() - start
     print(json.dumps({**asdict(stats), "seconds": round(seconds, 1)}))
     return 0

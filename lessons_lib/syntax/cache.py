@@ -157,6 +157,7 @@ def parse_with_cache(
     cache: ParseCache,
     batch_size: int = PARSE_BATCH_SIZE,
     progress: Callable[[int], object] | None = None,
+    n_process: int = 1,
 ) -> tuple[list[Parse], CacheStats]:
     """Parse ``texts`` through the cache: look up all, parse the misses with ``nlp.pipe``.
 
@@ -168,22 +169,26 @@ def parse_with_cache(
         batch_size: ``nlp.pipe`` batch size; the cache is written after every batch.
         progress: called with the number of texts done after the lookup and each batch
             (e.g. a tqdm bar's ``update``).
+        n_process: ``nlp.pipe``'s worker processes. 1 by default: on the course's shared 2-core
+            machine 2 processes parsed 2,000 sentences 3–4 times slower, their start included
+            (benchmarks/bench_parsing.py); on idle cores more may help.
 
     Returns:
         ``(parses, stats)``: one :class:`Parse` per input text, in order.
     """
     texts = check_texts(texts)
     check_int(batch_size, "`batch_size`")
+    check_int(n_process, "`n_process`")
     distinct = list(dict.fromkeys(texts))
     found = cache.get_many(distinct)
     stats = CacheStats(requested=len(texts), distinct=len(distinct), hits=len(found))
     if progress is not None:
         progress(len(found))
     missing = [t for t in distinct if t not in found]
+    docs = nlp.pipe(missing, batch_size=batch_size, n_process=n_process)  # one stream: workers start once
     for start in range(0, len(missing), batch_size):
         chunk = missing[start : start + batch_size]
-        parses = [doc_to_parse(doc, name=f"sentence {text!r}")
-                  for text, doc in zip(chunk, nlp.pipe(chunk, batch_size=batch_size))]
+        parses = [doc_to_parse(doc, name=f"sentence {text!r}") for text, doc in zip(chunk, docs)]
         cache.put_many(parses)
         found.update((p.text, p) for p in parses)
         stats.parsed += len(parses)

@@ -35,8 +35,8 @@ class EncoderConfig:
         layer_norm_eps: epsilon of every LayerNorm (torch's default 1e-5).
         attention: ``"course"`` (the lessons' from-scratch scores, mask and softmax) or ``"sdpa"``
             (``torch.nn.functional.scaled_dot_product_attention``: the same parameters, equal outputs and
-            gradients within 1e-5; its attention dropout draws other random numbers; which kernel it
-            takes on CPU: :mod:`lessons_lib.attention.multihead`). ``lessons train``
+            gradients within 1e-5, on CPU the same dropout draws; which kernel it takes on CPU:
+            :mod:`lessons_lib.attention.multihead`). ``lessons train``
             and ``lessons experiment`` use ``"sdpa"`` unless told otherwise.
     """
 
