@@ -25,7 +25,7 @@ course's attention (the old path) against length-sorted batches with the fused a
 new default of both commands). Run from the repository root::
 
     python benchmarks/bench_training.py [--set lcqmc-length|sample] [--presets textbook matchflags]
-        [--threads 1 2] [--steps 8] [--rounds 4] [--eval-pairs 2000]
+        [--threads 1 2] [--steps 8] [--rounds 4] [--eval-pairs 2000] [--n-layers 2]
 """
 
 from __future__ import annotations
@@ -55,8 +55,8 @@ PATHS = {"plain": {"batching": "plain", "attention": "course"},
 class Runner:
     """One preset's model on one path, its optimiser and an endless stream of its training batches."""
 
-    def __init__(self, preset_name: str, path: str, examples, vocab: Vocabulary) -> None:
-        model_config, self.config = resolve_configs(preset_name, PATHS[path], vocab_size=len(vocab))
+    def __init__(self, preset_name: str, path: str, examples, vocab: Vocabulary, overrides: dict) -> None:
+        model_config, self.config = resolve_configs(preset_name, {**overrides, **PATHS[path]}, vocab_size=len(vocab))
         torch.manual_seed(0)  # the same initial weights on every path
         self.model = PairClassifier(model_config).train()
         self.optimizer = build_optimizer(self.model, self.config)
@@ -106,7 +106,8 @@ def _describe(examples, batch_sizes: list[int]) -> None:
         print(f"batches of {size}: padded / real positions, " + ", ".join(f"{k} {v:.2f}" for k, v in factors.items()))
 
 
-def _evaluation(presets: list[str], threads: list[int], examples, vocab: Vocabulary, rounds: int) -> None:
+def _evaluation(presets: list[str], threads: list[int], examples, vocab: Vocabulary, rounds: int,
+                overrides: dict) -> None:
     """Pairs/s of evaluation: given order + course attention against sorted batches + fused attention."""
     paths = {"plain": ({"attention": "course"}, False), "sorted+sdpa": ({"attention": "sdpa"}, True)}
     print(f"evaluation of {len(examples)} pairs, batches of 256, best of {rounds} rounds")
@@ -116,7 +117,7 @@ def _evaluation(presets: list[str], threads: list[int], examples, vocab: Vocabul
             torch.set_num_threads(count)
             rates = {}
             for path, (options, sort) in paths.items():
-                model_config, _ = resolve_configs(name, options, vocab_size=len(vocab))
+                model_config, _ = resolve_configs(name, {**overrides, **options}, vocab_size=len(vocab))
                 torch.manual_seed(0)
                 model = PairClassifier(model_config)
                 seconds = []
@@ -139,14 +140,18 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=8, help="timed training steps per round")
     parser.add_argument("--rounds", type=int, default=4)
     parser.add_argument("--eval-pairs", type=int, default=2000, help="pairs of the evaluation table (0: no table)")
+    parser.add_argument("--n-layers", type=int, default=None,
+                        help="override every preset's blocks (2 = the recipe of `lessons experiment`)")
     args = parser.parse_args()
 
+    overrides = {} if args.n_layers is None else {"n_layers": args.n_layers}
     examples, origin = _pairs(args.set, args.data_dir, args.pairs)
     vocab = Vocabulary.build(t for ex in examples for t in (ex.text_a, ex.text_b))
-    print(f"data: {origin} ({len(examples)} pairs); torch {torch.__version__}; {args.steps} steps x {args.rounds} rounds")
+    print(f"data: {origin} ({len(examples)} pairs); torch {torch.__version__}; {args.steps} steps x {args.rounds} rounds"
+          + (f"; every preset with {args.n_layers} blocks" if overrides else ""))
     _describe(examples, sorted({PRESETS[name].train["batch_size"] for name in args.presets}))
     keys = [(name, threads, path) for name in args.presets for threads in args.threads for path in args.paths]
-    runners = {key: Runner(key[0], key[2], examples, vocab) for key in keys}
+    runners = {key: Runner(key[0], key[2], examples, vocab, overrides) for key in keys}
     for (name, threads, path), runner in runners.items():  # warm-up: allocator, first-call overheads
         torch.set_num_threads(threads)
         runner.run(2)
@@ -171,7 +176,7 @@ def main() -> None:
               f"{LCQMC_TRAIN_PAIRS / rate / 60:8.1f} min")
     print("LCQMC epoch = 238,766 training pairs / pairs per second (training only, no evaluation).")
     if args.eval_pairs:
-        _evaluation(args.presets, args.threads, examples[:args.eval_pairs], vocab, min(args.rounds, 3))
+        _evaluation(args.presets, args.threads, examples[:args.eval_pairs], vocab, min(args.rounds, 3), overrides)
 
 
 if __name__ == "__main__":
