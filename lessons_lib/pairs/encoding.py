@@ -237,11 +237,12 @@ def make_batches(
             since "a means b" and "b means a" have the same label.
         extras_fn: optional hook adding tensors to ``batch.extras``.
         batching: ``"plain"`` or ``"bucketed"`` (pairs of similar length share a batch; see
-            :func:`batch_indices`). Plain batches are those of the course's first version, draw for draw.
+            :func:`batch_indices`); plain batches are what the lessons train on.
     """
     check_int(batch_size, "`batch_size`")
     check_probability(swap_probability, "`swap_probability`")
     rng = random.Random(seed)
+    # Only bucketed batches read the lengths: the plain order does not measure every pair.
     lengths = [encoded_length(ex, max_len) for ex in examples] if batching == "bucketed" else [0] * len(examples)
     for indices in batch_indices(lengths, batch_size, shuffle=shuffle, batching=batching, rng=rng):
         chunk = [examples[i] for i in indices]
