@@ -102,3 +102,28 @@ def test_sorted_evaluation_returns_the_logits_of_the_given_order():
     torch.testing.assert_close(sorted_logits, plain_logits, atol=1e-5, rtol=0)
     one_by_one = torch.cat([model(next(make_batches([ex], VOCAB, 1))) for ex in examples[:10]]).detach()
     torch.testing.assert_close(sorted_logits[:10], one_by_one, atol=1e-5, rtol=0)
+
+
+def test_the_command_line_takes_the_fast_paths_unless_told_otherwise():
+    import argparse
+
+    from lessons_lib.cli.experiment_commands import config_from_args
+    from lessons_lib.cli.experiment_commands import register as register_experiment
+    from lessons_lib.cli.options import add_preset_arguments, preset_overrides
+    from lessons_lib.pairs.config import resolve_configs
+
+    parser = argparse.ArgumentParser()
+    add_preset_arguments(parser)
+    model, train = resolve_configs("textbook", preset_overrides(parser.parse_args([])))
+    assert (train.batching, model.encoder.attention) == ("bucketed", "sdpa")
+    model, train = resolve_configs("textbook", preset_overrides(parser.parse_args(["--batching", "plain",
+                                                                                    "--attention", "course"])))
+    assert (train.batching, model.encoder.attention) == ("plain", "course")
+    # The library (and so every lesson) keeps the plain order and the course's attention.
+    model, train = resolve_configs("textbook")
+    assert (train.batching, model.encoder.attention) == ("plain", "course")
+    commands = argparse.ArgumentParser().add_subparsers()
+    register_experiment(commands)
+    experiment = config_from_args(commands.choices["experiment"].parse_args(["--out", "x.json"]))
+    assert experiment.train_config(0).batching == "bucketed"
+    assert experiment.classifier_config(10).encoder.attention == "sdpa"
