@@ -29,8 +29,8 @@ from lessons_lib.syntax.parser import Parse, check_texts, doc_to_parse
 
 DEFAULT_CACHE_DIR = paths.DATA_DIR / "cache" / "parses"
 CACHE_FILE = "parses.sqlite"
-# Sentences per parser batch and per cache commit (benchmarks/bench_parsing.py: throughput is flat
-# from 256 on, and a commit per 256 sentences keeps an interrupted pre-parse's loss small).
+# Sentences per parser batch and per cache commit (benchmarks/bench_parsing.py: 256 parsed fastest of
+# 64 / 256 / 1,024, and a commit per 256 sentences keeps an interrupted pre-parse's loss small).
 PARSE_BATCH_SIZE = 256
 
 
@@ -170,8 +170,9 @@ def parse_with_cache(
         progress: called with the number of texts done after the lookup and each batch
             (e.g. a tqdm bar's ``update``).
         n_process: ``nlp.pipe``'s worker processes. 1 by default: on the course's shared 2-core
-            machine 2 processes parsed 2,000 sentences 3–4 times slower, their start included
-            (benchmarks/bench_parsing.py); on idle cores more may help.
+            machine 2 processes parsed the sample's 2,436 sentences slower than one (1,133 against
+            1,533 sentences/s, their start included; benchmarks/bench_parsing.py); on idle cores
+            and a long list more may help.
 
     Returns:
         ``(parses, stats)``: one :class:`Parse` per input text, in order.
