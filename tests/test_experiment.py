@@ -381,3 +381,24 @@ def test_command_line_control_bad_input(tmp_path, capsys, argv, message):
 
     assert main(["experiment", "--out", str(tmp_path / "x.json"), "--no-progress", *argv]) == 2
     assert message in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("variant", ["none", "learned", "fixed_decay", "hard_mask"])
+def test_fused_attention_gives_the_course_paths_logits_and_gradients(variant):
+    examples = _examples()[:8]
+    vocab, batch = _batch(examples)
+    models = []
+    for attention in ("course", "sdpa"):
+        model = build_model(_config(model={**TINY_MODEL, "attention": attention}), variant, len(vocab), seed=0).eval()
+        if variant == "learned":
+            with torch.no_grad():  # a table that changes the scores (at step 0 it is all zeros)
+                model.syntax_bias.table.normal_(generator=torch.Generator().manual_seed(1))
+        model.training_loss(batch).backward()
+        models.append(model)
+    course, fused = models
+    with torch.no_grad():
+        torch.testing.assert_close(fused(batch), course(batch), atol=1e-5, rtol=0)
+    course_grads = dict(course.named_parameters())
+    for name, param in fused.named_parameters():
+        if param.grad is not None or course_grads[name].grad is not None:
+            torch.testing.assert_close(param.grad, course_grads[name].grad, atol=1e-5, rtol=0, msg=name)

@@ -189,3 +189,68 @@ def test_load_rejects_mismatched_torch_module():
         load_torch_multihead_weights(MultiHeadAttention(D, H), nn.MultiheadAttention(D, 2))
     with pytest.raises(CourseInputError, match="MultiheadAttention"):
         load_torch_multihead_weights(MultiHeadAttention(D, H), nn.Linear(D, D))
+
+
+# --- the fused path: torch's scaled_dot_product_attention against the course's ------------------
+
+
+def _course_and_fused(seed: int = 10, dropout: float = 0.0):
+    torch.manual_seed(seed)
+    course = MultiHeadAttention(D, H, dropout=dropout)
+    fused = MultiHeadAttention(D, H, dropout=dropout, implementation="sdpa")
+    fused.load_state_dict(course.state_dict())
+    return course, fused
+
+
+@pytest.mark.parametrize("case", ["no mask", "key mask", "float bias", "key mask and bias", "3-D mask",
+                                  "fully masked rows", "bias with -inf"])
+def test_fused_path_equals_the_course_path_in_outputs_and_gradients(case):
+    course, fused = _course_and_fused()
+    x = torch.randn(3, 6, D)
+    mask, bias = None, None
+    if case in ("key mask", "key mask and bias"):
+        mask = padding_mask([6, 4, 2])
+    if case in ("float bias", "key mask and bias", "bias with -inf"):
+        bias = torch.randn(3, H, 6, 6)
+    if case == "bias with -inf":  # the hard mask's bias: far keys at -inf, never a whole row
+        bias[:, :, :, 4:] = float("-inf")
+    if case == "3-D mask":
+        mask = torch.rand(3, 6, 6) > 0.3
+        mask[..., 0] = True
+    if case == "fully masked rows":  # a query that may attend nothing gets zeros on both paths
+        mask = torch.rand(3, 6, 6) > 0.3
+        mask[0, 2] = False
+        mask[1] = False
+    outputs, gradients = [], []
+    for module in (course, fused):
+        inputs = x.clone().requires_grad_(True)
+        learned = None if bias is None else bias.clone().requires_grad_(True)
+        out = module(inputs, inputs, inputs, mask=mask, attn_bias=learned)
+        out.square().sum().backward()
+        outputs.append(out)
+        gradients.append([inputs.grad] + ([] if learned is None else [learned.grad]) +
+                         [p.grad for p in module.parameters()])
+    torch.testing.assert_close(outputs[1], outputs[0], atol=1e-5, rtol=0)
+    for got, expected in zip(gradients[1], gradients[0]):
+        assert torch.isfinite(got).all()
+        torch.testing.assert_close(got, expected, atol=1e-5, rtol=0)
+    if case == "fully masked rows":
+        assert torch.all(outputs[1][1] == course.out_proj.bias)  # zero context, then the output projection
+
+
+def test_fused_path_keeps_weights_through_the_course_path_and_drops_out_in_training():
+    course, fused = _course_and_fused(dropout=0.5)
+    x = torch.randn(2, 5, D)
+    fused.keep_attention = True
+    fused.eval()(x, x, x)
+    assert fused.last_attention is not None and fused.last_attention.shape == (2, H, 5, 5)
+    fused.keep_attention = False
+    fused.train(), course.train()
+    assert not torch.equal(fused(x, x, x), fused(x, x, x))  # attention dropout is on in training
+    # On CPU the fused call drops the same weights as nn.Dropout does, draw for draw.
+    torch.manual_seed(3)
+    expected = course(x, x, x, mask=padding_mask([5, 3]))
+    torch.manual_seed(3)
+    torch.testing.assert_close(fused(x, x, x, mask=padding_mask([5, 3])), expected, atol=1e-5, rtol=0)
+    with pytest.raises(CourseInputError, match="implementation"):
+        MultiHeadAttention(D, H, implementation="flash")

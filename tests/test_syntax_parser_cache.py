@@ -130,12 +130,38 @@ def test_cache_rejects_bad_arguments(nlp, tmp_path):
     with ParseCache(tmp_path, "p", "1") as cache:
         with pytest.raises(CourseInputError, match="batch_size"):
             parse_with_cache(["好"], nlp, cache, batch_size=0)
+        with pytest.raises(CourseInputError, match="n_process"):
+            parse_with_cache(["好"], nlp, cache, n_process=0)
 
 
 def test_lcqmc_sentences_of_the_shipped_sample():
     texts, counts = lcqmc_sentences(paths.LCQMC_SAMPLE_DIR)
     assert len(texts) == len(set(texts)) == counts["distinct sentences"] > 0
     assert counts["train pairs"] > 0
+
+
+def test_a_fraction_reads_only_the_sentences_the_experiment_uses(tmp_path, capsys):
+    from lessons_lib.cli import main
+    from lessons_lib.pairs.data import load_lcqmc, subsample
+    from lessons_lib.syntax_bias.config import ExperimentConfig
+    from lessons_lib.syntax_bias.experiment import needed_texts
+
+    data = load_lcqmc(paths.LCQMC_SAMPLE_DIR)
+    everything, _ = lcqmc_sentences(paths.LCQMC_SAMPLE_DIR)
+    texts, counts = lcqmc_sentences(paths.LCQMC_SAMPLE_DIR, train_fraction=0.02, subset_seed=3)
+    subset = subsample(data.train.examples, 0.02, 3)
+    assert counts["train pairs"] == len(subset) == round(0.02 * len(data.train))
+    assert counts["dev pairs"] == len(data.dev) and counts["test pairs"] == len(data.test)
+    expected = {t for split in (subset, data.dev.examples, data.test.examples) for ex in split for t in (ex.text_a, ex.text_b)}
+    assert set(texts) == expected and len(texts) == counts["distinct sentences"] < len(everything)
+    assert texts == needed_texts(data, ExperimentConfig(train_fraction=0.02, subset_seed=3))
+    # The command parses exactly those (here only the first 40 of them, to stay fast) into the cache.
+    assert main(["preparse", "--data-dir", str(paths.LCQMC_SAMPLE_DIR), "--cache-dir", str(tmp_path),
+                 "--train-fraction", "0.02", "--subset-seed", "3", "--limit", "40"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("40 distinct sentences")
+    assert f"'train pairs': {len(subset)}" in out and f"'distinct sentences': {len(texts)}" in out
+    assert '"parsed": 40' in out
 
 
 def test_parse_words_uses_the_given_segmentation(nlp):

@@ -340,3 +340,22 @@ def test_weights_of_another_shape_are_an_error_naming_the_file(tmp_path: Path) -
 
     with pytest.raises(CourseInputError, match="run/checkpoint.pt: its weights do not fit this model"):
         load_weights(tiny_model(), {"classifier.weight": torch.zeros(1)}, tmp_path / "run" / "checkpoint.pt")
+
+
+def test_the_optimiser_updates_the_weights_as_the_plain_adamw_loop_does_bit_for_bit():
+    from lessons_lib.pairs.encoding import make_batches
+    from lessons_lib.pairs.trainer import _training_loss
+
+    weights = []
+    for make in (lambda model: build_optimizer(model, CONFIG),
+                 lambda model: torch.optim.AdamW(parameter_groups(model, CONFIG.weight_decay, CONFIG.lr), lr=CONFIG.lr,
+                                                 foreach=False)):
+        model = tiny_model()
+        optimizer = make(model)
+        for batch in make_batches(TRAIN, VOCAB, 8, shuffle=True, seed=1):
+            optimizer.zero_grad()
+            _training_loss(model, batch).backward()
+            optimizer.step()
+        weights.append([p.detach().clone() for p in model.parameters()])
+    assert all(torch.equal(a, b) for a, b in zip(*weights))
+    assert not torch.equal(weights[0][0], tiny_model().encoder.embeddings.token.weight)  # it did train

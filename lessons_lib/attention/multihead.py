@@ -7,16 +7,32 @@ weights) so that weights can be copied between the two and the outputs compared
 ``True`` = may attend — and has one extra input, ``attn_bias``: a float tensor added to
 the scaled scores before the softmax, the hook through which later lessons inject
 syntactic distances.
+
+Two ways to compute the same thing (``implementation``): ``"course"``, the from-scratch
+scores → bias → mask → softmax → weights · V that the lessons teach (and the only one that can
+keep the weights for a heatmap), and ``"sdpa"``, torch's fused
+``torch.nn.functional.scaled_dot_product_attention`` with the boolean mask, or with the bias
+and the mask folded into one float mask. Which kernel torch picks on CPU (torch 2.13,
+``torch._fused_sdp_choice``): its flash-attention kernel without attention dropout (eval mode,
+or ``dropout=0``) for a boolean mask or a bias that needs no gradient; its math fallback —
+the same operations as the course path, in one call — with attention dropout (training with
+every preset: dropout 0.1) or a learned bias (``learned``, ``relative_position``). The two
+paths agree within 1e-5 in outputs and gradients (the tests check every mask and bias case,
+fully masked rows included), in training too: on CPU the math fallback drops the attention
+weights with the same random draws as ``nn.Dropout`` (tested), so a seeded run takes the same
+steps on both paths up to float rounding. A GPU's fused kernels draw their own dropout masks.
 """
 
 from __future__ import annotations
 
 import torch
 from torch import nn
+from torch.nn import functional as F
 
+from lessons_lib.attention import IMPLEMENTATIONS
 from lessons_lib.attention.functional import attention_scores, masked_softmax
 from lessons_lib.errors import CourseInputError
-from lessons_lib.validation import check_int
+from lessons_lib.validation import check_choice, check_int
 
 __all__ = [
     "split_heads",
@@ -96,13 +112,15 @@ class MultiHeadAttention(nn.Module):
         d_model: model width ``D`` (input and output).
         n_heads: number of heads ``H``; ``D`` must be divisible by it.
         dropout: dropout on the attention weights (as in ``torch.nn.MultiheadAttention``).
+        implementation: ``"course"`` (from scratch) or ``"sdpa"`` (torch's fused function); see the module.
 
     Attributes:
         keep_attention: when ``True``, each forward stores its attention weights
-            ``(B, H, L_q, L_k)`` (detached, before dropout) in ``last_attention``.
+            ``(B, H, L_q, L_k)`` (detached, before dropout) in ``last_attention``; it takes the
+            course path whatever ``implementation`` says (the fused function returns no weights).
     """
 
-    def __init__(self, d_model: int, n_heads: int, dropout: float = 0.0) -> None:
+    def __init__(self, d_model: int, n_heads: int, dropout: float = 0.0, implementation: str = "course") -> None:
         super().__init__()
         check_int(d_model, "`d_model`")
         check_int(n_heads, "`n_heads`")
@@ -111,6 +129,7 @@ class MultiHeadAttention(nn.Module):
         self.d_model = d_model
         self.n_heads = n_heads
         self.d_head = d_model // n_heads
+        self.implementation = check_choice(implementation, "`implementation`", IMPLEMENTATIONS)
         self.q_proj = nn.Linear(d_model, d_model)
         self.k_proj = nn.Linear(d_model, d_model)
         self.v_proj = nn.Linear(d_model, d_model)
@@ -152,20 +171,47 @@ class MultiHeadAttention(nn.Module):
         q = split_heads(self.q_proj(query), self.n_heads)  # (B, H, L_q, d_head)
         k = split_heads(self.k_proj(key), self.n_heads)  # (B, H, L_k, d_head)
         v = split_heads(self.v_proj(value), self.n_heads)
-        scores = attention_scores(q, k)  # (B, H, L_q, L_k), already divided by √d_head
         if attn_bias is not None:
-            _check_bias(attn_bias, scores.shape)
-            scores = scores + attn_bias
+            _check_bias(attn_bias, torch.Size((batch, self.n_heads, len_q, len_k)))
         if mask is not None:
             mask = expand_mask(mask, batch, len_q, len_k)
+        if self.implementation == "sdpa" and not self.keep_attention:
+            context = _fused_attention(q, k, v, mask, attn_bias, self.dropout.p if self.training else 0.0)
+        else:
+            context = self._course_attention(q, k, v, mask, attn_bias)
+        return self.out_proj(merge_heads(context))
+
+    def _course_attention(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, mask: torch.Tensor | None,
+                          attn_bias: torch.Tensor | None) -> torch.Tensor:
+        """The lessons' attention on ``(B, H, L, d_head)`` heads: scores, bias, masked softmax, dropout, · V."""
+        scores = attention_scores(q, k)  # (B, H, L_q, L_k), already divided by √d_head
+        if attn_bias is not None:
+            scores = scores + attn_bias
         weights = masked_softmax(scores, mask)
         if self.keep_attention:
             self.last_attention = weights.detach()
-        context = self.dropout(weights) @ v  # (B, H, L_q, d_head)
-        return self.out_proj(merge_heads(context))
+        return self.dropout(weights) @ v  # (B, H, L_q, d_head)
 
     def extra_repr(self) -> str:
         return f"d_model={self.d_model}, n_heads={self.n_heads}, d_head={self.d_head}"
+
+
+def _fused_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, mask: torch.Tensor | None,
+                     attn_bias: torch.Tensor | None, dropout_p: float) -> torch.Tensor:
+    """``scaled_dot_product_attention`` on ``(B, H, L, d_head)`` heads, as :meth:`_course_attention` computes it.
+
+    ``mask`` is boolean (``True`` = may attend, torch's convention too) broadcastable to
+    ``(B, H, L_q, L_k)``; a bias is folded in as a float mask (``-inf`` where masked). A query
+    row with no key to attend gets zeros, as :func:`masked_softmax` gives it (torch's kernels
+    would give NaN or garbage there).
+    """
+    attn_mask = mask
+    if attn_bias is not None:
+        attn_mask = attn_bias if mask is None else torch.where(mask, attn_bias, float("-inf"))
+    context = F.scaled_dot_product_attention(q, k, v, attn_mask=attn_mask, dropout_p=dropout_p)
+    if mask is not None:
+        context = torch.where(mask.any(dim=-1, keepdim=True), context, torch.zeros((), dtype=context.dtype))
+    return context
 
 
 @torch.no_grad()

@@ -24,7 +24,8 @@ from typing import Any, Iterable, Iterator
 
 from lessons_lib.errors import CourseInputError
 
-from lessons_lib.pairs.config import MODEL_OPTIONS, PRESETS, TRAIN_OPTIONS, PairClassifierConfig, TrainConfig
+from lessons_lib.pairs.config import (COMMAND_LINE_DEFAULTS, MODEL_OPTIONS, PRESETS, TRAIN_OPTIONS, PairClassifierConfig,
+                                     TrainConfig)
 from lessons_lib.syntax_bias.registry import VARIANTS, SyntaxModelOptions, option_owners
 from lessons_lib.transformer.config import EncoderConfig
 
@@ -91,10 +92,16 @@ def add_preset_arguments(parser: argparse.ArgumentParser, default_preset: str | 
                              "override its values")
     model = parser.add_argument_group("model options (override the preset)")
     for spec, doc in _documented_fields((EncoderConfig, PairClassifierConfig), MODEL_OPTIONS):
-        _add_field(model, spec, f"{doc} (default: the preset's, else {_default(spec)})")
+        _add_field(model, spec, f"{doc} ({_default_help(spec)})")
     train = parser.add_argument_group("training options (override the preset)")
     for spec, doc in _documented_fields((TrainConfig,), TRAIN_OPTIONS):
-        _add_field(train, spec, f"{doc} (default: the preset's, else {_default(spec)})")
+        _add_field(train, spec, f"{doc} ({_default_help(spec)})")
+
+
+def _default_help(spec: Field) -> str:
+    if spec.name in COMMAND_LINE_DEFAULTS:
+        return f"default here: {COMMAND_LINE_DEFAULTS[spec.name]}; the library's and the lessons': {_default(spec)}"
+    return f"default: the preset's, else {_default(spec)}"
 
 
 @contextlib.contextmanager
@@ -114,8 +121,10 @@ def flag_names(options: Iterable[str] = ()) -> Iterator[None]:
 
 
 def preset_overrides(args: argparse.Namespace) -> dict[str, Any]:
-    """The model and training options the user set (``None`` = not set, left out)."""
-    return {name: getattr(args, name) for name in (*MODEL_OPTIONS, *TRAIN_OPTIONS) if getattr(args, name) is not None}
+    """The model and training options the user set (``None`` = not set, left out), over the
+    command line's own defaults (:data:`~lessons_lib.pairs.config.COMMAND_LINE_DEFAULTS`)."""
+    chosen = {name: getattr(args, name) for name in (*MODEL_OPTIONS, *TRAIN_OPTIONS) if getattr(args, name) is not None}
+    return {**COMMAND_LINE_DEFAULTS, **chosen}
 
 
 def add_bias_arguments(parser: argparse.ArgumentParser) -> None:

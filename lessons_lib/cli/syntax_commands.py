@@ -5,7 +5,8 @@
 - ``train-parser`` trains the course's spaCy parser on the course treebank and the CC BY-SA
   UD files, saves it to ``data/parser/zh_course_parser`` and prints UAS/LAS on gold words
   and under jieba segmentation, on the Beginner evaluation file and the held-out tenth.
-- ``preparse`` parses every sentence of an LCQMC-format folder into the parse cache.
+- ``preparse`` parses the sentences of an LCQMC-format folder into the parse cache: every one, or
+  with ``--train-fraction`` / ``--subset-seed`` only those ``lessons experiment`` reads with the same flags.
 """
 
 from __future__ import annotations
@@ -15,11 +16,13 @@ import json
 import time
 from pathlib import Path
 
+from lessons_lib.cli.options import flag_names
 from lessons_lib.errors import CourseInputError
 from lessons_lib.validation import check_int
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
+    from lessons_lib.syntax.cache import PARSE_BATCH_SIZE
     from lessons_lib.syntax.parser_training import CONFIG_FILE, DEFAULT_UD_DIR, MODEL_NAME
 
     p = subparsers.add_parser("build-treebank", help="regenerate the template part of the course treebank")
@@ -52,7 +55,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--data-dir", type=Path, required=True, help="folder with train/dev/test .txt or .tsv files")
     p.add_argument("--cache-dir", type=Path, default=None, help="parse cache folder (default data/cache/parses)")
     p.add_argument("--parser", default=None, help="spaCy pipeline name or folder (default: official if installed, else the course's)")
-    p.add_argument("--batch-size", type=int, default=256)
+    p.add_argument("--train-fraction", type=float, default=1.0,
+                   help="parse only this share of the training split (the subset `lessons experiment` draws with the "
+                        "same --train-fraction and --subset-seed), plus dev and test (default 1: everything)")
+    p.add_argument("--subset-seed", type=int, default=0, help="which training subset (default 0, as lessons experiment)")
+    p.add_argument("--batch-size", type=int, default=PARSE_BATCH_SIZE,
+                   help=f"sentences per parser batch and cache write (default {PARSE_BATCH_SIZE})")
+    p.add_argument("--n-process", type=int, default=1,
+                   help="parser worker processes (default 1: on a busy 2-core machine 2 were slower; try 2 on idle cores)")
     p.add_argument("--limit", type=int, default=None, help="parse only the first N distinct sentences")
     p.set_defaults(handler=run_preparse)
 
@@ -115,21 +125,25 @@ def run_preparse(args: argparse.Namespace) -> int:
     from lessons_lib.syntax.parser import load_parser, parser_identity
 
     check_int(args.batch_size, "--batch-size")
+    check_int(args.n_process, "--n-process")
+    check_int(args.subset_seed, "--subset-seed", minimum=0)
     if args.limit is not None:
         check_int(args.limit, "--limit")
     cache_dir = args.cache_dir or DEFAULT_CACHE_DIR
     if cache_dir.exists() and not cache_dir.is_dir():
         raise CourseInputError(f"--cache-dir {cache_dir} is a file, not a folder")
-    texts, counts = lcqmc_sentences(args.data_dir)
+    with flag_names(["train_fraction"]):
+        texts, counts = lcqmc_sentences(args.data_dir, args.train_fraction, args.subset_seed)
     if args.limit is not None:
         texts = texts[: args.limit]
     nlp = load_parser(args.parser)
     name, version = parser_identity(nlp)
     cache = ParseCache(cache_dir, name, version)
-    print(f"{len(texts)} distinct sentences from {counts}; parser {name} {version}; cache {cache.path}")
+    print(f"{len(texts)} distinct sentences to parse or read from {counts}; parser {name} {version}; cache {cache.path}")
     start = time.perf_counter()
     with cache, tqdm(total=len(texts), unit="sent") as bar:
-        _, stats = parse_with_cache(texts, nlp, cache, batch_size=args.batch_size, progress=bar.update)
+        _, stats = parse_with_cache(texts, nlp, cache, batch_size=args.batch_size, progress=bar.update,
+                                    n_process=args.n_process)
     seconds = time.perf_counter() - start
     print(json.dumps({**asdict(stats), "seconds": round(seconds, 1)}))
     return 0

@@ -13,13 +13,15 @@ file and line, or, in lenient mode, is skipped and listed in :attr:`LcqmcSplit.s
 split, and a folder holding two candidate files for one split (``train.txt`` and
 ``train.tsv``), are errors too. Exact duplicates and pairs seen with both labels are counted
 (and kept, as in the source). :func:`examples_fingerprint` identifies a list of pairs, so
-that a run or its predictions can tell which data they came from.
+that a run or its predictions can tell which data they came from. :func:`subsample` draws the
+fixed training subset of a low-resource run (the same for every run of one seed).
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
+import random
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,6 +38,7 @@ __all__ = [
     "LcqmcData",
     "DataSource",
     "examples_fingerprint",
+    "subsample",
     "read_lcqmc_file",
     "write_skipped_lines",
     "find_split_file",
@@ -307,3 +310,14 @@ def write_skipped_lines(splits: Sequence[LcqmcSplit], path: str | Path) -> int:
     with file_errors(path, "write"):
         path.write_text("\n".join(rows) + "\n", encoding="utf-8")
     return count
+
+
+def subsample(examples: Sequence[PairExample], fraction: float, seed: int = 0) -> list[PairExample]:
+    """A random ``fraction`` of the examples (at least one), in their original order."""
+    if not 0.0 < fraction <= 1.0:
+        raise CourseInputError(f"`train_fraction` must be in (0, 1], got {fraction!r}")
+    if fraction == 1.0:
+        return list(examples)
+    keep = max(1, round(fraction * len(examples)))
+    chosen = sorted(random.Random(seed).sample(range(len(examples)), keep))
+    return [examples[i] for i in chosen]

@@ -12,7 +12,11 @@ sentences keep as much as possible (cutting only the tail of the concatenation c
 delete the second sentence entirely, and the pair would no longer be a pair).
 
 A batch pads every pair to the batch's longest one (not to a global maximum: LCQMC
-questions are short, and padding to 512 would multiply the work). It carries three
+questions are short, and padding to 512 would multiply the work). Which pairs share a batch
+is :func:`batch_indices`' job: in a plain shuffled order a batch of 32 LCQMC pairs is padded
+to about twice its real positions (the long tail of pair lengths), so training can instead
+group pairs of similar length (``batching="bucketed"``) and evaluation sorts by length
+(:func:`length_sorted_order`). It carries three
 tensors — token ids, segment ids and the key mask — plus labels, and an ``extras`` dict
 for per-pair tensors that a model variant may need (e.g. a syntax distance matrix).
 """
@@ -26,9 +30,10 @@ from typing import Callable, Iterator, Sequence
 import torch
 
 from lessons_lib.errors import CourseInputError
-from lessons_lib.validation import check_int, check_probability
+from lessons_lib.validation import check_choice, check_int, check_probability
+from lessons_lib.pairs.config import BATCHING
 from lessons_lib.pairs.data import PairExample
-from lessons_lib.pairs.vocab import Vocabulary
+from lessons_lib.pairs.vocab import Vocabulary, tokenize_chars
 
 __all__ = [
     "EncodedPair",
@@ -37,6 +42,10 @@ __all__ = [
     "encode_pair",
     "collate_pairs",
     "ExtrasFn",
+    "encoded_length",
+    "batch_indices",
+    "length_sorted_order",
+    "padded_positions",
     "make_batches",
     "swap_pair",
 ]
@@ -148,6 +157,61 @@ def swap_pair(example: PairExample) -> PairExample:
     return PairExample(example.text_b, example.text_a, example.label, example.line)
 
 
+# Pairs per bucketing pool, in batches: enough for batches of near-equal length, few enough
+# that the order stays random (a pool is a random slice of the shuffled split).
+POOL_BATCHES = 50
+
+
+def encoded_length(example: PairExample, max_len: int = 64) -> int:
+    """Positions ``[CLS] a [SEP] b [SEP]`` takes after truncation to ``max_len`` (what a batch pads to)."""
+    return min(len(tokenize_chars(example.text_a)) + len(tokenize_chars(example.text_b)) + 3, max_len)
+
+
+def length_sorted_order(lengths: Sequence[int]) -> list[int]:
+    """Indices of ``lengths`` from shortest to longest (ties in their original order)."""
+    return sorted(range(len(lengths)), key=lengths.__getitem__)
+
+
+def batch_indices(lengths: Sequence[int], batch_size: int, *, shuffle: bool = False, seed: int = 0,
+                  batching: str = "plain", rng: random.Random | None = None) -> list[list[int]]:
+    """Which pairs form each batch: every index of ``lengths`` exactly once.
+
+    ``"plain"``: the indices (shuffled when ``shuffle``) cut into batches of ``batch_size``.
+    ``"bucketed"``: the shuffled indices are cut into pools of :data:`POOL_BATCHES` batches,
+    each pool is sorted by length and cut into batches, and the batches are shuffled — so a
+    batch holds pairs of similar length (little padding) while the order stays random.
+    Without ``shuffle`` it sorts the whole split by length (for evaluation).
+    Both draw from ``rng`` (default ``random.Random(seed)``): the same seed gives the same batches.
+
+    Args:
+        lengths: ``(N,)`` each pair's padded length (see :func:`encoded_length`).
+        batch_size: pairs per batch; only the last batch may be smaller.
+    """
+    check_int(batch_size, "`batch_size`")
+    check_choice(batching, "`batching`", BATCHING)
+    rng = rng if rng is not None else random.Random(seed)
+    order = list(range(len(lengths)))
+    if shuffle:
+        rng.shuffle(order)
+    if batching == "plain":
+        return [order[start:start + batch_size] for start in range(0, len(order), batch_size)]
+    if not shuffle:
+        order = length_sorted_order(lengths)
+        return [order[start:start + batch_size] for start in range(0, len(order), batch_size)]
+    pool = POOL_BATCHES * batch_size  # a multiple of batch_size: only the last pool leaves a short batch
+    batches = []
+    for start in range(0, len(order), pool):
+        ranked = sorted(order[start:start + pool], key=lengths.__getitem__)
+        batches += [ranked[i:i + batch_size] for i in range(0, len(ranked), batch_size)]
+    rng.shuffle(batches)
+    return batches
+
+
+def padded_positions(lengths: Sequence[int], batches: Sequence[Sequence[int]]) -> int:
+    """Positions the batches hold once padded to their longest pair (real ones included)."""
+    return sum(len(batch) * max(lengths[i] for i in batch) for batch in batches)
+
+
 def make_batches(
     examples: Sequence[PairExample],
     vocab: Vocabulary,
@@ -158,6 +222,7 @@ def make_batches(
     seed: int = 0,
     swap_probability: float = 0.0,
     extras_fn: ExtrasFn | None = None,
+    batching: str = "plain",
 ) -> Iterator[PairBatch]:
     """Yield padded batches of ``examples``.
 
@@ -171,15 +236,16 @@ def make_batches(
         swap_probability: chance of presenting a pair as (b, a) — pair-order augmentation,
             since "a means b" and "b means a" have the same label.
         extras_fn: optional hook adding tensors to ``batch.extras``.
+        batching: ``"plain"`` or ``"bucketed"`` (pairs of similar length share a batch; see
+            :func:`batch_indices`); plain batches are what the lessons train on.
     """
     check_int(batch_size, "`batch_size`")
     check_probability(swap_probability, "`swap_probability`")
     rng = random.Random(seed)
-    order = list(range(len(examples)))
-    if shuffle:
-        rng.shuffle(order)
-    for start in range(0, len(order), batch_size):
-        chunk = [examples[i] for i in order[start : start + batch_size]]
+    # Only bucketed batches read the lengths: the plain order does not measure every pair.
+    lengths = [encoded_length(ex, max_len) for ex in examples] if batching == "bucketed" else [0] * len(examples)
+    for indices in batch_indices(lengths, batch_size, shuffle=shuffle, batching=batching, rng=rng):
+        chunk = [examples[i] for i in indices]
         if swap_probability > 0.0:
             chunk = [swap_pair(ex) if rng.random() < swap_probability else ex for ex in chunk]
         encoded = [encode_pair(vocab, ex.text_a, ex.text_b, max_len) for ex in chunk]

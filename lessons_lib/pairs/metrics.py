@@ -18,7 +18,7 @@ from torch.nn import functional as F
 
 from lessons_lib.errors import CourseInputError
 from lessons_lib.pairs.data import PairExample
-from lessons_lib.pairs.encoding import ExtrasFn, make_batches
+from lessons_lib.pairs.encoding import ExtrasFn, encoded_length, length_sorted_order, make_batches
 from lessons_lib.pairs.significance import mcnemar_p_value
 from lessons_lib.pairs.vocab import Vocabulary
 
@@ -46,18 +46,28 @@ class EvalResult:
 def predict(
     model: nn.Module, examples: Sequence[PairExample], vocab: Vocabulary, *, batch_size: int = 256,
     max_len: int = 64, device: str | torch.device = "cpu", extras_fn: ExtrasFn | None = None,
+    sort_by_length: bool = True,
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """Logits ``(N, C)`` and labels ``(N,)`` of ``examples``, in order, in eval mode."""
+    """Logits ``(N, C)`` and labels ``(N,)`` of ``examples``, in order, in eval mode.
+
+    With ``sort_by_length`` the batches are formed from the pairs sorted by length (little
+    padding, so faster) and the rows put back in the order of ``examples``; padded keys get
+    exactly zero weight, so the logits equal those of the given order up to float rounding.
+    """
+    if len(examples) == 0:
+        raise CourseInputError("`examples` is empty: nothing to evaluate")
+    order = length_sorted_order([encoded_length(ex, max_len) for ex in examples]) if sort_by_length \
+        else list(range(len(examples)))
     was_training = model.training
     model.eval()
     logits, labels = [], []
-    for batch in make_batches(examples, vocab, batch_size, max_len=max_len, extras_fn=extras_fn):
+    for batch in make_batches([examples[i] for i in order], vocab, batch_size, max_len=max_len, extras_fn=extras_fn):
         logits.append(model(batch.to(device)).float().cpu())
         labels.append(batch.labels)
     model.train(was_training)
-    if not logits:
-        raise CourseInputError("`examples` is empty: nothing to evaluate")
-    return torch.cat(logits), torch.cat(labels)
+    restore = torch.empty(len(order), dtype=torch.long)
+    restore[torch.tensor(order)] = torch.arange(len(order))  # row i of the batches is pair order[i]
+    return torch.cat(logits)[restore], torch.cat(labels)[restore]
 
 
 def metrics_from_logits(logits: torch.Tensor, labels: torch.Tensor) -> EvalResult:

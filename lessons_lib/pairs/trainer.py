@@ -95,8 +95,13 @@ def parameter_groups(model: nn.Module, weight_decay: float, lr: float | None = N
 
 
 def build_optimizer(model: nn.Module, config: TrainConfig) -> torch.optim.AdamW:
-    """AdamW over :func:`parameter_groups`."""
-    return torch.optim.AdamW(parameter_groups(model, config.weight_decay, config.lr), lr=config.lr)
+    """AdamW over :func:`parameter_groups`.
+
+    ``foreach=True``: one multi-tensor update per group instead of a Python loop over the
+    parameters (torch's default on CPU) — half the optimiser's time per step, and the same
+    weights bit for bit (tested); not ``fused=True``, which rounds differently.
+    """
+    return torch.optim.AdamW(parameter_groups(model, config.weight_decay, config.lr), lr=config.lr, foreach=True)
 
 
 def build_scheduler(optimizer: torch.optim.Optimizer, config: TrainConfig, total_steps: int) -> torch.optim.lr_scheduler.LambdaLR:
@@ -225,6 +230,7 @@ class _Trainer:
         batches = make_batches(
             examples, self.vocab, config.batch_size, max_len=config.max_len, shuffle=True,
             seed=config.seed * 100_003 + epoch, swap_probability=config.swap_probability, extras_fn=self.extras_fn,
+            batching=config.batching,
         )
         bar = tqdm(batches, total=self.steps_per_epoch, desc=f"epoch {epoch}/{config.epochs}", disable=not progress,
                    unit="batch", leave=False)

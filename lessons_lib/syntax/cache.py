@@ -29,6 +29,9 @@ from lessons_lib.syntax.parser import Parse, check_texts, doc_to_parse
 
 DEFAULT_CACHE_DIR = paths.DATA_DIR / "cache" / "parses"
 CACHE_FILE = "parses.sqlite"
+# Sentences per parser batch and per cache commit (benchmarks/bench_parsing.py: 256 parsed fastest of
+# 64 / 256 / 1,024, and a commit per 256 sentences keeps an interrupted pre-parse's loss small).
+PARSE_BATCH_SIZE = 256
 
 
 def cache_key(text: str, parser_name: str, parser_version: str) -> str:
@@ -152,8 +155,9 @@ def parse_with_cache(
     texts: Sequence[str],
     nlp,
     cache: ParseCache,
-    batch_size: int = 256,
+    batch_size: int = PARSE_BATCH_SIZE,
     progress: Callable[[int], object] | None = None,
+    n_process: int = 1,
 ) -> tuple[list[Parse], CacheStats]:
     """Parse ``texts`` through the cache: look up all, parse the misses with ``nlp.pipe``.
 
@@ -165,22 +169,27 @@ def parse_with_cache(
         batch_size: ``nlp.pipe`` batch size; the cache is written after every batch.
         progress: called with the number of texts done after the lookup and each batch
             (e.g. a tqdm bar's ``update``).
+        n_process: ``nlp.pipe``'s worker processes. 1 by default: on the course's shared 2-core
+            machine 2 processes parsed the sample's 2,436 sentences slower than one (1,133 against
+            1,533 sentences/s, their start included; benchmarks/bench_parsing.py); on idle cores
+            and a long list more may help.
 
     Returns:
         ``(parses, stats)``: one :class:`Parse` per input text, in order.
     """
     texts = check_texts(texts)
     check_int(batch_size, "`batch_size`")
+    check_int(n_process, "`n_process`")
     distinct = list(dict.fromkeys(texts))
     found = cache.get_many(distinct)
     stats = CacheStats(requested=len(texts), distinct=len(distinct), hits=len(found))
     if progress is not None:
         progress(len(found))
     missing = [t for t in distinct if t not in found]
+    docs = nlp.pipe(missing, batch_size=batch_size, n_process=n_process)  # one stream: workers start once
     for start in range(0, len(missing), batch_size):
         chunk = missing[start : start + batch_size]
-        parses = [doc_to_parse(doc, name=f"sentence {text!r}")
-                  for text, doc in zip(chunk, nlp.pipe(chunk, batch_size=batch_size))]
+        parses = [doc_to_parse(doc, name=f"sentence {text!r}") for text, doc in zip(chunk, docs)]
         cache.put_many(parses)
         found.update((p.text, p) for p in parses)
         stats.parsed += len(parses)
@@ -189,23 +198,29 @@ def parse_with_cache(
     return [found[t] for t in texts], stats
 
 
-def lcqmc_sentences(data_dir: str | os.PathLike) -> tuple[list[str], dict[str, int]]:
-    """Every distinct sentence of an LCQMC-format folder (train, dev, test), in file order.
+def lcqmc_sentences(data_dir: str | os.PathLike, train_fraction: float = 1.0,
+                    subset_seed: int = 0) -> tuple[list[str], dict[str, int]]:
+    """The distinct sentences of an LCQMC-format folder an experiment reads, in file order:
+    those of its training subset (:func:`lessons_lib.pairs.data.subsample`; all of train at
+    fraction 1), dev and test.
 
     Reads with :func:`lessons_lib.pairs.data.load_lcqmc` (strict: a malformed line is an error
     naming file and line).
 
     Returns:
-        ``(sentences, counts)`` with counts of pairs per split and of distinct sentences.
+        ``(sentences, counts)`` with counts of pairs per split (train: the subset's) and of
+        distinct sentences.
     """
-    from lessons_lib.pairs.data import load_lcqmc
+    from lessons_lib.pairs.data import load_lcqmc, subsample
 
     data = load_lcqmc(data_dir)
+    splits = {"train": subsample(data.train.examples, train_fraction, subset_seed),
+              "dev": data.dev.examples, "test": data.test.examples}
     counts: dict[str, int] = {}
     seen: dict[str, None] = {}
-    for split in (data.train, data.dev, data.test):
-        counts[f"{split.name} pairs"] = len(split)
-        for ex in split.examples:
+    for name, examples in splits.items():
+        counts[f"{name} pairs"] = len(examples)
+        for ex in examples:
             seen.setdefault(ex.text_a)
             seen.setdefault(ex.text_b)
     counts["distinct sentences"] = len(seen)

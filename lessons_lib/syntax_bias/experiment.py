@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import random
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Mapping, Sequence
@@ -24,7 +23,7 @@ from typing import Callable, Mapping, Sequence
 from lessons_lib.course.reproducibility import set_seed
 from lessons_lib.errors import CourseInputError
 from lessons_lib.pairs.config import PairClassifierConfig
-from lessons_lib.pairs.data import LcqmcData, PairExample
+from lessons_lib.pairs.data import LcqmcData, PairExample, subsample  # subsample: re-exported for the lessons
 from lessons_lib.pairs.encoding import ExtrasFn, make_batches
 from lessons_lib.pairs.metrics import EvalResult, evaluate, mcnemar_exact
 from lessons_lib.pairs.runs import load_run, load_weights
@@ -45,17 +44,6 @@ from lessons_lib.syntax_bias.variants import make_bias
 __all__ = ["subsample", "build_model", "needed_texts", "parse_corpus", "run_experiment", "summarise", "bucket_names",
            "predictor_confusion",
            "load_trained"]
-
-
-def subsample(examples: Sequence[PairExample], fraction: float, seed: int = 0) -> list[PairExample]:
-    """A random ``fraction`` of the examples (at least one), in their original order."""
-    if not 0.0 < fraction <= 1.0:
-        raise CourseInputError(f"`train_fraction` must be in (0, 1], got {fraction!r}")
-    if fraction == 1.0:
-        return list(examples)
-    keep = max(1, round(fraction * len(examples)))
-    chosen = sorted(random.Random(seed).sample(range(len(examples)), keep))
-    return [examples[i] for i in chosen]
 
 
 def _build(classifier: PairClassifierConfig, scheme: BucketScheme, variant: str, options: object,

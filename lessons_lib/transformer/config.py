@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
+from lessons_lib.attention import IMPLEMENTATIONS
 from lessons_lib.errors import CourseInputError
 from lessons_lib.validation import check_choice, check_int, check_number, strict_from_dict
 
@@ -32,6 +33,11 @@ class EncoderConfig:
         activation: the FFN's non-linearity, ``"gelu"`` (BERT) or ``"relu"`` (the 2017 paper
             and torch's default).
         layer_norm_eps: epsilon of every LayerNorm (torch's default 1e-5).
+        attention: ``"course"`` (the lessons' from-scratch scores, mask and softmax) or ``"sdpa"``
+            (``torch.nn.functional.scaled_dot_product_attention``: the same parameters, equal outputs and
+            gradients within 1e-5, on CPU the same dropout draws; which kernel it takes on CPU:
+            :mod:`lessons_lib.attention.multihead`). ``lessons train``
+            and ``lessons experiment`` use ``"sdpa"`` unless told otherwise.
     """
 
     vocab_size: int
@@ -46,6 +52,7 @@ class EncoderConfig:
     pad_id: int = 0
     activation: str = field(default="gelu", metadata={"choices": ACTIVATIONS})
     layer_norm_eps: float = 1e-5
+    attention: str = field(default="course", metadata={"choices": IMPLEMENTATIONS})
 
     def __post_init__(self) -> None:
         for name in ("vocab_size", "d_model", "n_heads", "n_layers", "d_ff", "max_positions", "n_segments"):
@@ -60,6 +67,7 @@ class EncoderConfig:
             raise CourseInputError(f"EncoderConfig.dropout must be in [0, 1), got {self.dropout!r}")
         check_int(self.pad_id, "EncoderConfig.pad_id", minimum=0, maximum=self.vocab_size - 1)
         check_choice(self.activation, "EncoderConfig.activation", ACTIVATIONS)
+        check_choice(self.attention, "EncoderConfig.attention", IMPLEMENTATIONS)
         check_number(self.layer_norm_eps, "EncoderConfig.layer_norm_eps", minimum=0.0, strict_minimum=True)
         if not isinstance(self.norm_first, bool):
             raise CourseInputError(f"EncoderConfig.norm_first must be True or False, got {self.norm_first!r}")

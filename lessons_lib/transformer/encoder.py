@@ -124,7 +124,8 @@ class EncoderBlock(nn.Module):
     def __init__(self, config: EncoderConfig) -> None:
         super().__init__()
         self.norm_first = config.norm_first
-        self.attention = MultiHeadAttention(config.d_model, config.n_heads, dropout=config.dropout)
+        self.attention = MultiHeadAttention(config.d_model, config.n_heads, dropout=config.dropout,
+                                            implementation=config.attention)
         self.ffn = PositionwiseFeedForward(config.d_model, config.d_ff, config.dropout, config.activation)
         self.norm1 = nn.LayerNorm(config.d_model, eps=config.layer_norm_eps)
         self.norm2 = nn.LayerNorm(config.d_model, eps=config.layer_norm_eps)
