@@ -107,7 +107,7 @@ def test_jaccard_prediction_exercise(capsys):
         (({**says, 1: 0}, right, "A"), "第 1 对的规则判断不对.*t = 0.1667"),
         ((says, {**right, 3: False}, "A"), "第 3 对“规则是否判对”不对"),
         ((says, right, "B"), "句子长短"),
-        ((says, right, "D"), "之一"),
+        ((says, right, "D"), "请返回选项之一"),
         (({0: 1, 1: 0, 2: 1, 3: 0}, right, "A"), "键应当是 1 到 4"),
         (({**says, 2: True}, right, "A"), "0 或 1"),
         ((says, {**right, 2: 0}, "A"), "True 或 False"),

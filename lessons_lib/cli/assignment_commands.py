@@ -65,19 +65,21 @@ def _paths(args: argparse.Namespace) -> list[Path]:
 
 
 def _check_out(args: argparse.Namespace) -> None:
+    _check_folder(args.out, "--out")
+
+
+def _check_folder(path: Path, name: str) -> None:
     from lessons_lib.errors import CourseInputError
 
-    if args.out.exists() and not args.out.is_dir():
-        raise CourseInputError(f"--out {args.out} is a file, not a folder")
+    if path.exists() and not path.is_dir():
+        raise CourseInputError(f"{name} {path} is a file, not a folder")
 
 
 def run_workspace(args: argparse.Namespace) -> int:
     from lessons_lib.course.assignments import build_workspace
-    from lessons_lib.errors import CourseInputError
     from lessons_lib.paths import NOTEBOOKS_DIR
 
-    if args.folder.exists() and not args.folder.is_dir():
-        raise CourseInputError(f"workspace {args.folder} is a file, not a folder")
+    _check_folder(args.folder, "workspace")
     lessons = sorted(NOTEBOOKS_DIR.glob("[0-9][0-9]_*.ipynb"))
     report = build_workspace(lessons, args.folder, extra_files=[NOTEBOOKS_DIR / "GLOSSARY.md"])
     where = args.folder.resolve()

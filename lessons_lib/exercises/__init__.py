@@ -7,7 +7,10 @@ then values with a tolerance**, and either prints one line ``✅ <exercise id>: 
 raises :class:`ExerciseCheckError` whose message says in words what is wrong: which
 shape, which position, and the likely cause when the answer matches a known mistake
 (a missing √d_k, a transposed mask, a softmax over the wrong axis, ...). A checker never
-prints the expected values themselves, so it does not give the solution away.
+prints the expected values themselves, so it does not give the solution away. In a notebook
+the error shows as that one line (``❌ …``, or ``⏳ …`` for :class:`ExerciseNotDone`, an
+exercise still raising ``NotImplementedError``), not as a traceback that would print the
+checker's code.
 
 Prediction and explanation exercises ask for a number, a set or a choice (returned by the
 learner's function); their checkers measure the answer themselves (:func:`compare_number`,

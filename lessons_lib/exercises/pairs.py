@@ -12,7 +12,8 @@ from typing import Callable, Sequence
 
 import torch
 
-from lessons_lib.exercises import ExerciseCheckError, KnownMistake, call_learner, check_random, compare_tensor, passed
+from lessons_lib.exercises import (ExerciseCheckError, KnownMistake, call_learner, check_random, compare_choice, compare_tensor,
+                                   passed)
 from lessons_lib.pairs.baselines import JaccardRule, char_overlap, tune_jaccard_rule
 from lessons_lib.pairs.data import PairExample
 from lessons_lib.pairs.encoding import truncate_pair
@@ -209,8 +210,5 @@ def check_jaccard_predictions(answers: Callable[[], tuple[dict, dict, str]], *, 
         if verdict != (actual == pair.label):
             raise ExerciseCheckError(
                 f"{exercise}: 第 {number} 对“规则是否判对”不对：把规则的判断和真实标签 {pair.label} 比一比。")
-    if failure_kind not in JACCARD_FAILURE_CHOICES:
-        raise ExerciseCheckError(f"{exercise}: `failure_kind` 应当是 {sorted(JACCARD_FAILURE_CHOICES)} 之一")
-    if failure_kind != "A":
-        raise ExerciseCheckError(f"{exercise}: {_FAILURE_EXPLANATIONS[failure_kind]}")
+    compare_choice(exercise, failure_kind, JACCARD_FAILURE_CHOICES, "A", _FAILURE_EXPLANATIONS)
     passed(exercise)

@@ -14,7 +14,8 @@ split, and a folder holding two candidate files for one split (``train.txt`` and
 ``train.tsv``), are errors too. Exact duplicates and pairs seen with both labels are counted
 (and kept, as in the source). :func:`examples_fingerprint` identifies a list of pairs, so
 that a run or its predictions can tell which data they came from. :func:`subsample` draws the
-fixed training subset of a low-resource run (the same for every run of one seed).
+fixed training subset of a low-resource run (the same for every run of one seed);
+:func:`distinct_sentences` lists the sentences some splits hold (what a parser must parse).
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ __all__ = [
     "DataSource",
     "examples_fingerprint",
     "subsample",
+    "distinct_sentences",
     "read_lcqmc_file",
     "write_skipped_lines",
     "find_split_file",
@@ -321,3 +323,8 @@ def subsample(examples: Sequence[PairExample], fraction: float, seed: int = 0) -
     keep = max(1, round(fraction * len(examples)))
     chosen = sorted(random.Random(seed).sample(range(len(examples)), keep))
     return [examples[i] for i in chosen]
+
+
+def distinct_sentences(*splits: Sequence[PairExample]) -> list[str]:
+    """Every distinct sentence (``text_a`` and ``text_b``) of the given splits, in first-seen order."""
+    return list(dict.fromkeys(t for split in splits for ex in split for t in (ex.text_a, ex.text_b)))

@@ -211,17 +211,12 @@ def lcqmc_sentences(data_dir: str | os.PathLike, train_fraction: float = 1.0,
         ``(sentences, counts)`` with counts of pairs per split (train: the subset's) and of
         distinct sentences.
     """
-    from lessons_lib.pairs.data import load_lcqmc, subsample
+    from lessons_lib.pairs.data import distinct_sentences, load_lcqmc, subsample
 
     data = load_lcqmc(data_dir)
     splits = {"train": subsample(data.train.examples, train_fraction, subset_seed),
               "dev": data.dev.examples, "test": data.test.examples}
-    counts: dict[str, int] = {}
-    seen: dict[str, None] = {}
-    for name, examples in splits.items():
-        counts[f"{name} pairs"] = len(examples)
-        for ex in examples:
-            seen.setdefault(ex.text_a)
-            seen.setdefault(ex.text_b)
-    counts["distinct sentences"] = len(seen)
-    return list(seen), counts
+    sentences = distinct_sentences(*splits.values())
+    counts = {f"{name} pairs": len(examples) for name, examples in splits.items()}
+    counts["distinct sentences"] = len(sentences)
+    return sentences, counts

@@ -23,7 +23,7 @@ from typing import Callable, Mapping, Sequence
 from lessons_lib.course.reproducibility import set_seed
 from lessons_lib.errors import CourseInputError
 from lessons_lib.pairs.config import PairClassifierConfig
-from lessons_lib.pairs.data import LcqmcData, PairExample, subsample  # subsample: re-exported for the lessons
+from lessons_lib.pairs.data import LcqmcData, PairExample, distinct_sentences, subsample  # subsample: re-exported for the lessons
 from lessons_lib.pairs.encoding import ExtrasFn, make_batches
 from lessons_lib.pairs.metrics import EvalResult, evaluate, mcnemar_exact
 from lessons_lib.pairs.runs import load_run, load_weights
@@ -72,8 +72,7 @@ def needed_texts(data: LcqmcData, config: ExperimentConfig | None = None) -> lis
     ``config``), dev and test, in first-seen order."""
     train = data.train.examples if config is None else subsample(data.train.examples, config.train_fraction,
                                                                  config.subset_seed)
-    return list(dict.fromkeys(t for split in (train, data.dev.examples, data.test.examples)
-                              for ex in split for t in (ex.text_a, ex.text_b)))
+    return distinct_sentences(train, data.dev.examples, data.test.examples)
 
 
 def parse_corpus(data: LcqmcData, parser: str | None = None, cache_dir: str | Path | None = None,
@@ -122,8 +121,8 @@ class _Prepared:
 
 def _prepare(data: LcqmcData, parses: Mapping[str, Parse], config: ExperimentConfig) -> _Prepared:
     train = subsample(data.train.examples, config.train_fraction, config.subset_seed)
-    needed = {t for split in (train, data.dev.examples, data.test.examples) for ex in split for t in (ex.text_a, ex.text_b)}
-    missing = sorted(needed - set(parses))
+    needed = distinct_sentences(train, data.dev.examples, data.test.examples)
+    missing = sorted(set(needed) - set(parses))
     if missing:
         raise CourseInputError(f"{len(missing)} sentences have no parse, e.g. {missing[0]!r}; pre-parse the data first")
     used = {t: parses[t] for t in needed}
