@@ -147,8 +147,10 @@ def _parses_fingerprint(parses: Mapping[str, Parse]) -> str:
 
 def _run_dir_name(config: ExperimentConfig, variant: str, seed: int, data_note: str) -> str:
     """``<variant>-seed<s>-<hash>``: the hash covers everything that shapes the run, so a
-    checkpoint is only resumed by the same run."""
-    payload = json.dumps([config.to_dict(), variant, seed, data_note], sort_keys=True)
+    checkpoint is only resumed by the same run. The experiment's lists of variants and seeds
+    shape no single run: an experiment over seeds 0–2 reuses the runs of one over seed 0."""
+    shaping = {k: v for k, v in config.to_dict().items() if k not in ("variants", "seeds")}
+    payload = json.dumps([shaping, variant, seed, data_note], sort_keys=True)
     return f"{variant}-seed{seed}-{hashlib.sha256(payload.encode()).hexdigest()[:10]}"
 
 
