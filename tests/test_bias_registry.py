@@ -143,3 +143,20 @@ def test_registry_entries_are_checked():
         Variant("odd", "unknown buckets", module="x:Y", buckets="semantic")
     with pytest.raises(CourseInputError, match="position_unit"):
         registry.RelativePositionOptions(position_unit="byte")
+
+
+def test_the_window_mask_is_the_hard_mask_on_word_distances_with_the_same_radius(tmp_path):
+    from lessons_lib.cli.experiment_commands import config_from_args
+    from lessons_lib.syntax_bias.registry import WindowMaskOptions
+    from lessons_lib.syntax_bias.variants import HardMaskBias
+
+    entry = VARIANTS["window_mask"]
+    assert entry.buckets == "position" and not entry.learned and VARIANTS["hard_mask"].buckets == "tree"
+    module = make_bias("window_mask", DEFAULT_SCHEME, 4, 2, WindowMaskOptions(hard_max_distance=2))
+    assert type(module) is HardMaskBias and module.max_distance == 2
+    assert WindowMaskOptions().position_unit == "word"  # the same meaning of "same word" as the tree's
+    assert option_owners()["hard_max_distance"] == ("hard_mask", "window_mask")
+    args = build_parser().parse_args(["experiment", "--out", str(tmp_path / "r.json"), "--hard-max-distance", "3"])
+    config = config_from_args(args)
+    assert config.variant_options("hard_mask").hard_max_distance == 3
+    assert config.variant_options("window_mask").hard_max_distance == 3

@@ -383,7 +383,7 @@ def test_command_line_control_bad_input(tmp_path, capsys, argv, message):
     assert message in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("variant", ["none", "learned", "fixed_decay", "hard_mask"])
+@pytest.mark.parametrize("variant", ["none", "learned", "fixed_decay", "hard_mask", "window_mask"])
 def test_fused_attention_gives_the_course_paths_logits_and_gradients(variant):
     examples = _examples()[:8]
     vocab, batch = _batch(examples)

@@ -364,3 +364,18 @@ def test_bias_table_and_scale_are_not_weight_decayed():
     names = {id(p): n for n, p in module.named_parameters()}
     assert {names[id(p)] for p in no_decay["params"]} == {"bias.table", "bias.scale", "proj.bias"}
     assert {names[id(p)] for p in decay["params"]} == {"proj.weight"}
+
+
+def test_the_window_mask_closes_pairs_far_apart_in_words_and_keeps_the_other_kinds_open():
+    from lessons_lib.syntax.buckets import batch_pair_position_buckets
+    from lessons_lib.syntax_bias.registry import WindowMaskOptions
+
+    words_a, words_b = ["电脑", "怎么", "录像", "？"], ["如何", "录", "视频"]
+    buckets = batch_pair_position_buckets([(words_a, words_b)], scheme=LAYOUT, unit="word", max_len=20)
+    window = make_bias("window_mask", LAYOUT, H, LAYERS, WindowMaskOptions(hard_max_distance=1))
+    bias = window(buckets)[0][0, 0]  # (L, L)
+    # Character positions of each word of s1, after [CLS]: 电脑 = 1-2, 怎么 = 3-4, 录像 = 5-6, ？ = 7.
+    assert bias[1, 3] == 0 and bias[1, 2] == 0  # next word, same word
+    assert torch.isneginf(bias[1, 5]) and torch.isneginf(bias[1, 7])  # two and three words away
+    assert bias[1, 10] == 0 and bias[1, 0] == 0  # the other question and [CLS] stay open
+    assert (bias[buckets[0] < 0] == 0).all()  # padding is left to the key mask

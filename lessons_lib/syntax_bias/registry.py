@@ -35,6 +35,7 @@ __all__ = [
     "RelativePositionOptions",
     "FixedDecayOptions",
     "HardMaskOptions",
+    "WindowMaskOptions",
     "SyntaxModelOptions",
     "Variant",
     "VARIANTS",
@@ -136,6 +137,22 @@ class HardMaskOptions:
 
 
 @dataclass(frozen=True)
+class WindowMaskOptions(HardMaskOptions):
+    """Options of the sequence-window mask: the hard mask's radius (inherited: one flag sets
+    both), counted in words of the segmentation instead of arcs of the tree.
+
+    Within a sentence only pairs at most ``hard_max_distance`` words apart attend. Counted in
+    words, "same word" means the same thing for both masks and only the tree differs, so the
+    pair of runs asks whether the hard mask helps by its tree or by closing far pairs.
+    """
+
+    @property
+    def position_unit(self) -> str:
+        """The unit of ``|i − j|``: always words (a property, not an option)."""
+        return "word"
+
+
+@dataclass(frozen=True)
 class SyntaxModelOptions:
     """Options of the syntax-biased classifier that hold for every bias variant (the baseline ignores them).
 
@@ -204,6 +221,9 @@ VARIANTS: dict[str, Variant] = {v.name: v for v in (
             FixedDecayOptions, "lessons_lib.syntax_bias.variants:FixedDecayBias", buckets="tree"),
     Variant("hard_mask", "within a sentence only tree-near pairs attend (-inf beyond the radius)",
             HardMaskOptions, "lessons_lib.syntax_bias.variants:HardMaskBias", buckets="tree"),
+    Variant("window_mask", "within a sentence only pairs at most the hard mask's radius apart in words attend "
+            "(the hard mask's non-syntactic control)", WindowMaskOptions,
+            "lessons_lib.syntax_bias.variants:HardMaskBias", buckets="position"),
 )}
 
 

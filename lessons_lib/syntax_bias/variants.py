@@ -28,6 +28,9 @@ bias per encoder block; :mod:`lessons_lib.syntax_bias.registry` names them and t
 - :class:`HardMaskBias` — only tree-near pairs (distance ≤ ``hard_max_distance``) may attend
   within a sentence; ``[CLS]``/``[SEP]`` and cross-sentence pairs stay open, or a single
   block could not compare the two questions at all.
+  The registry's ``window_mask`` variant is this very class on relative-position buckets
+  counted in words (the hard mask's non-syntactic control): the same radius, the same open
+  kinds, only the distance is the sequence's instead of the tree's.
 - ``"none"`` — no module: the baseline, ``attn_bias=None``.
 
 A pitfall this module guards against: ``table[-1]`` is *the last bucket* in PyTorch, not
