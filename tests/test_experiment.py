@@ -10,7 +10,7 @@ import torch
 
 from lessons_lib import paths
 from lessons_lib.errors import CourseInputError
-from lessons_lib.pairs.data import PairExample, load_lcqmc
+from lessons_lib.pairs.data import PairExample, examples_sha256, load_lcqmc
 from lessons_lib.pairs.encoding import make_batches
 from lessons_lib.pairs.vocab import Vocabulary
 from lessons_lib.syntax.buckets import DEFAULT_SCHEME, batch_pair_distance_buckets
@@ -290,6 +290,7 @@ def test_command_line_runs_end_to_end_with_the_real_parser(data_dir, tmp_path, c
     results = json.loads(out.read_text(encoding="utf-8"))
     assert [r["variant"] for r in results["runs"]] == ["none", "learned"]
     assert results["data"]["parsed_sentences"] == len(SENTENCES)
+    assert results["command"][:4] == ["lessons", "experiment", "--data-dir", str(data_dir)]  # the command that wrote it
     assert "McNemar p" in capsys.readouterr().out
 
 
@@ -310,9 +311,14 @@ def test_relative_position_runs_on_position_buckets_and_reports_intervals(data_d
     for name in ("learned", "relative_position"):
         diff = [results.run(name, s).test_accuracy - results.run("none", s).test_accuracy for s in (0, 1)]
         assert summary[name].test_difference.mean == pytest.approx(sum(diff) / 2)
-        assert summary[name].test_accuracy.ci95 is not None and summary[name].test_accuracy.ci95 >= 0
+        accuracy = summary[name].test_accuracy
+        seeds = [results.run(name, s).test_accuracy for s in (0, 1)]
+        assert (accuracy.n, accuracy.min, accuracy.max) == (2, min(seeds), max(seeds))
+        assert 0 <= accuracy.min <= accuracy.mean <= accuracy.max <= 1  # a range never leaves [0, 1]
     table = results.format_table()
-    assert "95% CI" in table and "only v / only b" in table and "relative_position" in table
+    assert "[min, max] n" in table and "only v / only b" in table and "relative_position" in table
+    assert f"[{summary['learned'].test_accuracy.min:.4f}, {summary['learned'].test_accuracy.max:.4f}] n=2" in table
+    assert results.data.pairs_sha256["test"] == examples_sha256(data.test.examples)
     assert ExperimentResult.from_json(json.loads(json.dumps(results.to_json()))) == results
 
 

@@ -43,6 +43,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     """Entry point: parse ``argv`` and run the chosen command; returns the exit status."""
     args = build_parser().parse_args(argv)
+    args.command_line = ["lessons", *(sys.argv[1:] if argv is None else argv)]  # recorded in results files
     try:
         return int(args.handler(args) or 0)
     except CourseInputError as error:

@@ -106,6 +106,7 @@ def run_experiment_command(args: argparse.Namespace) -> int:
     data, parses = _data_and_parses(args, config)
     results = run_experiment(data, parses, config, device=args.device, work_dir=work_dir,
                              progress=not args.no_progress)
+    results.command = list(getattr(args, "command_line", []))
     results.save(args.out)
     print(results.format_table())
     print()

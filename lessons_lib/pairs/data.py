@@ -38,6 +38,8 @@ __all__ = [
     "LcqmcSplit",
     "LcqmcData",
     "DataSource",
+    "LCQMC_SHA256",
+    "examples_sha256",
     "examples_fingerprint",
     "subsample",
     "distinct_sentences",
@@ -72,12 +74,26 @@ class SkippedLine:
     text: str
 
 
-def examples_fingerprint(examples: Sequence[PairExample]) -> str:
-    """A short hash of the pairs (texts and labels, in order): equal fingerprints mean the same data."""
+# The real LCQMC's splits as the course reads them (:func:`examples_sha256`); for its
+# tab-separated files these equal the files' own SHA-256 once the header line is removed.
+LCQMC_SHA256 = {
+    "train": "8d9d196cb8b86e53a6ccb9d2c0682844d973eebe089590b2c46388a03d63f639",
+    "dev": "d3cd41ed89b8f6196a76ebff2aa03d5ecf42edcd12942aa865d34f7e570af7c2",
+    "test": "8969f9c16050f40df9da6f591443a47bc14c17a504a354ee4cc4ab5b9aa303d9",
+}
+
+
+def examples_sha256(examples: Sequence[PairExample]) -> str:
+    """The SHA-256 of the pairs written one per line, ``text_a<TAB>text_b<TAB>label``, in order."""
     digest = hashlib.sha256()
     for ex in examples:
         digest.update(f"{ex.text_a}\t{ex.text_b}\t{ex.label}\n".encode("utf-8"))
-    return digest.hexdigest()[:16]
+    return digest.hexdigest()
+
+
+def examples_fingerprint(examples: Sequence[PairExample]) -> str:
+    """A short hash of the pairs (texts and labels, in order): equal fingerprints mean the same data."""
+    return examples_sha256(examples)[:16]
 
 
 @dataclass

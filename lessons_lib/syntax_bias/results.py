@@ -3,21 +3,25 @@
 :class:`ExperimentResult` is what :func:`lessons_lib.syntax_bias.experiment.run_experiment`
 returns and ``lessons experiment`` writes: per run (variant × seed) the dev/test accuracy
 and test predictions, per variant the spread over seeds, per variant and seed the exact
-McNemar test against the baseline of the same seed, and the learned bias per bucket.
-``to_json`` / ``from_json`` round-trip exactly; the JSON keys are the field names.
+McNemar test against the baseline of the same seed, and the learned bias per bucket; the
+command that wrote it and the SHA-256 of the pairs it read. ``to_json`` / ``from_json``
+round-trip exactly; the JSON keys are the field names.
+
+Spread over seeds is reported as the mean with the smallest and largest value and the
+number of seeds, not as a Student-t interval: with three to five seeds such an interval
+leans on a normality that accuracies near 0 or 1, or seeds that either learn a task or do
+not, do not have, and it can leave [0, 1].
 """
 
 from __future__ import annotations
 
 import json
-import math
 import statistics
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Sequence
 
 from lessons_lib.errors import CourseInputError, file_errors
-from lessons_lib.pairs.significance import mean_ci95
 from lessons_lib.syntax_bias.config import ExperimentConfig
 from lessons_lib.syntax_bias.registry import BASELINE, VARIANTS
 
@@ -40,31 +44,33 @@ def _format_p(p: float) -> str:
     return f"{p:.3f}" if p >= 0.001 else f"{p:.1e}"
 
 
-def _format_interval(values: "Spread", signed: bool = False) -> str:
-    mean = f"{values.mean:+.4f}" if signed else f"{values.mean:.4f}"
-    half = "n/a" if values.ci95 is None else f"{values.ci95:.4f}"
-    return f"{mean} ± {half}"
+def _format_spread(values: "Spread", signed: bool = False) -> str:
+    """``0.6270 [0.6201, 0.6302] n=3`` (the mean, the range over seeds, their number)."""
+    number = "{:+.4f}" if signed else "{:.4f}"
+    if values.n == 1:
+        return f"{number.format(values.mean)} n=1"
+    return (f"{number.format(values.mean)} [{number.format(values.min)}, {number.format(values.max)}] "
+            f"n={values.n}")
 
 
 @dataclass
 class Spread:
-    """Mean, sample standard deviation, min and max of a few numbers (one per seed), and
-    ``ci95``, the half-width of the mean's 95 % Student-t interval (``None`` for one number)."""
+    """A few numbers, one per seed: their mean, sample standard deviation (0 for one), smallest,
+    largest and how many (see the module docstring for why no t-interval)."""
 
     mean: float
     std: float
     min: float
     max: float
-    ci95: float | None
+    n: int
 
 
 def spread(values: Sequence[float]) -> Spread:
-    """The :class:`Spread` of ``values`` (std 0 and no interval for a single value)."""
+    """The :class:`Spread` of ``values``."""
     if not values:
         raise CourseInputError("`values` is empty")
-    mean, half = mean_ci95(values)
-    return Spread(mean, statistics.stdev(values) if len(values) > 1 else 0.0, min(values), max(values),
-                  None if math.isnan(half) else half)
+    return Spread(statistics.fmean(values), statistics.stdev(values) if len(values) > 1 else 0.0,
+                  min(values), max(values), len(values))
 
 
 @dataclass
@@ -187,6 +193,7 @@ class DataSummary:
     vocab_size: int
     parsed_sentences: int
     parser_noise_words_reattached: float
+    pairs_sha256: dict[str, str] = field(default_factory=dict)
 
 
 def _run_from_json(data: dict) -> RunRecord:
@@ -207,6 +214,7 @@ class ExperimentResult:
     summary: dict[str, VariantSummary]
     mcnemar: list[PairedTest]
     learned_bias: list[LearnedTable]
+    command: list[str] = field(default_factory=list)
 
     def run(self, variant: str, seed: int) -> RunRecord:
         """The run of ``variant`` with ``seed``."""
@@ -232,6 +240,7 @@ class ExperimentResult:
                          for name, s in data["summary"].items()},
                 mcnemar=[PairedTest(**m) for m in data["mcnemar"]],
                 learned_bias=[LearnedTable(**t) for t in data["learned_bias"]],
+                command=list(data.get("command", [])),
             )
         except (KeyError, TypeError) as error:
             raise CourseInputError(f"not the results of `lessons experiment` ({type(error).__name__}: {error})") from None
@@ -260,7 +269,7 @@ class ExperimentResult:
     def format_table(self) -> str:
         """A plain-text table: per run the accuracies and the exact McNemar test against the
         same-seed baseline (only variant right / only baseline right, p); then per variant the
-        mean test accuracy with its 95 % interval over seeds and the paired difference."""
+        mean test accuracy with its range over seeds and the paired difference."""
         tests = {(m.variant, m.seed): m for m in self.mcnemar}
         width = max(12, *(len(name) for name in self.summary))
         lines = [f"{'variant':<{width}} {'seed':>4} {'dev acc':>8} {'test acc':>9} {'only v / only b':>15} {'McNemar p':>10}"]
@@ -270,27 +279,27 @@ class ExperimentResult:
             lines.append(f"{run.variant:<{width}} {run.seed:>4} {run.dev_accuracy:>8.4f} {run.test_accuracy:>9.4f} "
                          f"{counts:>15} {'—' if m is None else _format_p(m.p_value):>10}")
         lines.append("")
-        lines.append(f"{'variant':<{width}} {'test acc, mean ± 95% CI':>24} {'minus baseline (paired)':>24}")
+        lines.append(f"{'variant':<{width}} {'test acc, mean [min, max] n':>32} {'minus baseline (paired)':>33}")
         for name in (v for v in VARIANTS if v in self.summary):
             summary = self.summary[name]
             difference = summary.test_difference
-            lines.append(f"{name:<{width}} {_format_interval(summary.test_accuracy):>24} "
-                         f"{'—' if difference is None else _format_interval(difference, signed=True):>24}")
+            lines.append(f"{name:<{width}} {_format_spread(summary.test_accuracy):>32} "
+                         f"{'—' if difference is None else _format_spread(difference, signed=True):>33}")
         return "\n".join(lines)
 
     def format_without_parser(self) -> str:
-        """Per biased variant, test accuracy (mean ± 95 % CI over seeds) with the trees of training,
+        """Per biased variant, test accuracy (mean [min, max] over seeds) with the trees of training,
         without any tree (the bias left out) and with the distance predictor's buckets."""
         sources = list(dict.fromkeys(k for v in self.summary.values() for k in v.test_accuracy_by_buckets))
         if not sources:
             return "no biased variant was scored without the parser"
         labels = {"none": "no trees", "predicted": "predicted trees"}
         width = max(12, *(len(name) for name in self.summary))
-        lines = [f"{'variant':<{width}} {'trees of training':>18}" + "".join(f" {labels.get(s, s):>18}" for s in sources)]
+        lines = [f"{'variant':<{width}} {'trees of training':>32}" + "".join(f" {labels.get(s, s):>32}" for s in sources)]
         for name in (v for v in VARIANTS if v in self.summary and v != BASELINE):
             summary = self.summary[name]
             cells = [summary.test_accuracy] + [summary.test_accuracy_by_buckets.get(s) for s in sources]
-            lines.append(f"{name:<{width}}" + "".join(f" {'—' if c is None else _format_interval(c):>18}" for c in cells))
+            lines.append(f"{name:<{width}}" + "".join(f" {'—' if c is None else _format_spread(c):>32}" for c in cells))
         return "\n".join(lines)
 
     def describe_variants(self) -> str:
