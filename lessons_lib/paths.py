@@ -10,6 +10,8 @@ NOTEBOOKS_DIR = REPO_ROOT / "notebooks"
 
 # The shipped LCQMC-format sample (train.tsv, dev.tsv, test.tsv) written for the course.
 LCQMC_SAMPLE_DIR = DATA_DIR / "lcqmc_sample"
+# Results of `lessons experiment` on the real LCQMC (numbers only, no text), read by lesson 08.
+LCQMC_RESULTS_DIR = REPO_ROOT / "results" / "lcqmc"
 # Environment variable naming a directory with the real LCQMC files.
 LCQMC_ENV_VAR = "LCQMC_DIR"
 # The course's own small spaCy Chinese parser (a spaCy pipeline folder).

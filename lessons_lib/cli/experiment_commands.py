@@ -66,6 +66,34 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_syntax_model_arguments(p)
     p.set_defaults(handler=run_experiment_command)
 
+    g = subparsers.add_parser(
+        "grid", help="read several `lessons experiment` files of the same pairs: per arm, per seed against the "
+                     "baseline, and the contrasts that decide whether a gain is the tree's",
+        description="Print the grid of several `lessons experiment` files (lessons_lib.syntax_bias.grid).",
+    )
+    g.add_argument("results", nargs="+", type=Path,
+                   help="JSON files written by `lessons experiment`, or folders of them (their *.json, sorted)")
+    g.add_argument("--expect", choices=("lcqmc", "any"), default="any",
+                   help="lcqmc: refuse a file not made on the real LCQMC (the SHA-256 of its splits); "
+                        "any: only require that all files were made on the same pairs (default)")
+    g.set_defaults(handler=run_grid_command)
+
+
+def run_grid_command(args: argparse.Namespace) -> int:
+    from lessons_lib.errors import CourseInputError
+    from lessons_lib.pairs.data import LCQMC_SHA256
+    from lessons_lib.syntax_bias.grid import load_grid
+
+    paths = []
+    for given in args.results:
+        found = sorted(given.glob("*.json")) if given.is_dir() else [given]
+        if not found:
+            raise CourseInputError(f"{given}: a folder without results files (*.json)")
+        paths += found
+    grid = load_grid(paths, LCQMC_SHA256 if args.expect == "lcqmc" else None)
+    print(grid.format())
+    return 0
+
 
 def config_from_args(args: argparse.Namespace):
     """The :class:`~lessons_lib.syntax_bias.config.ExperimentConfig` the flags describe."""

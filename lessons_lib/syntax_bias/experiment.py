@@ -248,6 +248,7 @@ def run_experiment(
         summary=summarise(runs),
         mcnemar=_paired_tests(runs, [ex.label for ex in data.test.examples]),
         learned_bias=_learned_tables(models, {v: bucket_names(config, v) for v in config.variants}),
+        test_labels=[ex.label for ex in data.test.examples],
     )
 
 

@@ -37,14 +37,16 @@ __all__ = [
     "DataSummary",
     "ExperimentResult",
     "spread",
+    "format_spread",
+    "format_p",
 ]
 
 
-def _format_p(p: float) -> str:
+def format_p(p: float) -> str:
     return f"{p:.3f}" if p >= 0.001 else f"{p:.1e}"
 
 
-def _format_spread(values: "Spread", signed: bool = False) -> str:
+def format_spread(values: "Spread", signed: bool = False) -> str:
     """``0.6270 [0.6201, 0.6302] n=3`` (the mean, the range over seeds, their number)."""
     number = "{:+.4f}" if signed else "{:.4f}"
     if values.n == 1:
@@ -215,6 +217,9 @@ class ExperimentResult:
     mcnemar: list[PairedTest]
     learned_bias: list[LearnedTable]
     command: list[str] = field(default_factory=list)
+    # The test split's labels in order (no text): with each run's predictions they pair runs of
+    # different files (lessons_lib.syntax_bias.grid).
+    test_labels: list[int] = field(default_factory=list, repr=False)
 
     def run(self, variant: str, seed: int) -> RunRecord:
         """The run of ``variant`` with ``seed``."""
@@ -241,6 +246,7 @@ class ExperimentResult:
                 mcnemar=[PairedTest(**m) for m in data["mcnemar"]],
                 learned_bias=[LearnedTable(**t) for t in data["learned_bias"]],
                 command=list(data.get("command", [])),
+                test_labels=list(data.get("test_labels", [])),
             )
         except (KeyError, TypeError) as error:
             raise CourseInputError(f"not the results of `lessons experiment` ({type(error).__name__}: {error})") from None
@@ -277,14 +283,14 @@ class ExperimentResult:
             m = tests.get((run.variant, run.seed))
             counts = "—" if m is None else f"{m.only_variant_right} / {m.only_baseline_right}"
             lines.append(f"{run.variant:<{width}} {run.seed:>4} {run.dev_accuracy:>8.4f} {run.test_accuracy:>9.4f} "
-                         f"{counts:>15} {'—' if m is None else _format_p(m.p_value):>10}")
+                         f"{counts:>15} {'—' if m is None else format_p(m.p_value):>10}")
         lines.append("")
         lines.append(f"{'variant':<{width}} {'test acc, mean [min, max] n':>32} {'minus baseline (paired)':>33}")
         for name in (v for v in VARIANTS if v in self.summary):
             summary = self.summary[name]
             difference = summary.test_difference
-            lines.append(f"{name:<{width}} {_format_spread(summary.test_accuracy):>32} "
-                         f"{'—' if difference is None else _format_spread(difference, signed=True):>33}")
+            lines.append(f"{name:<{width}} {format_spread(summary.test_accuracy):>32} "
+                         f"{'—' if difference is None else format_spread(difference, signed=True):>33}")
         return "\n".join(lines)
 
     def format_without_parser(self) -> str:
@@ -299,7 +305,7 @@ class ExperimentResult:
         for name in (v for v in VARIANTS if v in self.summary and v != BASELINE):
             summary = self.summary[name]
             cells = [summary.test_accuracy] + [summary.test_accuracy_by_buckets.get(s) for s in sources]
-            lines.append(f"{name:<{width}}" + "".join(f" {'—' if c is None else _format_spread(c):>32}" for c in cells))
+            lines.append(f"{name:<{width}}" + "".join(f" {'—' if c is None else format_spread(c):>32}" for c in cells))
         return "\n".join(lines)
 
     def describe_variants(self) -> str:

@@ -1,0 +1,258 @@
+"""Several experiment files read together: the real-data grid and the contrasts that decide it.
+
+One ``lessons experiment`` file holds the runs of one recipe on one kind of tree (the
+parser's, or random ones with ``--parser-noise 1.0``). :func:`load_grid` reads several,
+checks that they were made on the same pairs (and, when asked, on the real LCQMC, by the
+SHA-256 of its splits) and names each run's **arm**: its variant, its trees and any variant
+option set away from its default. :meth:`Grid.format` prints, per recipe:
+
+- per arm, dev and test accuracy over seeds: mean, range and number of seeds (no
+  t-interval: see :mod:`lessons_lib.syntax_bias.results`);
+- per arm and seed, the test difference to the baseline of the same seed with the exact
+  McNemar counts and p;
+- the contrasts of :data:`CONTRASTS`, per seed in the same way, and pooled over seeds: the
+  mean difference with a 95 % bootstrap interval over test pairs.
+
+The pooled interval resamples test pairs (each pair's correctness averaged over the seeds),
+with the seeds held fixed: it says how far the difference of *these* seeds' models could move
+on other pairs like these, and it assumes the test pairs are independent (nearly true of
+LCQMC's test split, whose 12,500 pairs share few questions). The range over seeds, printed
+beside it, is the other source of doubt; a verdict needs both to agree (:func:`verdict`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import Mapping, Sequence
+
+import numpy as np
+
+from lessons_lib.errors import CourseInputError
+from lessons_lib.pairs.metrics import mcnemar_exact
+from lessons_lib.syntax_bias.registry import BASELINE, VARIANTS, options_for, variant
+from lessons_lib.syntax_bias.results import ExperimentResult, Spread, format_p, format_spread, spread
+
+__all__ = ["CONTRASTS", "RANDOM_TREES", "GridRun", "PairedDifference", "Contrast", "Grid", "arm_name", "load_grid",
+           "pooled_interval", "verdict"]
+
+RANDOM_TREES = "random trees"
+# (arm a, arm b, the question a − b answers), printed for every recipe that has both arms.
+CONTRASTS = (
+    ("learned", f"learned · {RANDOM_TREES}", "is it the tree?"),
+    ("learned", "relative_position", "is it the tree, or only nearness?"),
+    ("hard_mask", f"hard_mask · {RANDOM_TREES}", "is it the tree?"),
+    ("hard_mask", "window_mask", "is it the tree, or only closing far pairs?"),
+)
+BOOTSTRAP_RESAMPLES = 2000
+
+
+def arm_name(result: ExperimentResult, variant_name: str) -> str:
+    """``learned``, ``learned · random trees``, ``learned · noise 0.3``, ``learned · bias_lr_multiplier=1.0``."""
+    parts = [variant_name]
+    noise = result.config.parser_noise
+    if noise and variant(variant_name).buckets == "tree":
+        parts.append(RANDOM_TREES if noise == 1.0 else f"noise {noise:g}")
+    chosen, default = options_for(variant_name, result.config.bias_options), options_for(variant_name, {})
+    parts += [f"{f.name}={getattr(chosen, f.name)}" for f in fields(chosen)
+              if getattr(chosen, f.name) != getattr(default, f.name)]
+    return " · ".join(parts)
+
+
+@dataclass(frozen=True)
+class GridRun:
+    """One trained model of the grid."""
+
+    recipe: str
+    arm: str
+    seed: int
+    dev_accuracy: float
+    test_accuracy: float
+    test_correct: np.ndarray  # (N,) bool, one per test pair
+    source: Path
+
+
+@dataclass(frozen=True)
+class PairedDifference:
+    """Arm a minus arm b on the test pairs of one seed, with the exact McNemar test."""
+
+    seed: int
+    difference: float
+    only_a_right: int
+    only_b_right: int
+    p_value: float
+
+
+@dataclass(frozen=True)
+class Contrast:
+    """Arm a minus arm b over the seeds both ran.
+
+    Attributes:
+        per_seed: the paired difference of each seed.
+        pooled: the mean difference over those seeds, with ``low``/``high`` its 95 % bootstrap
+            interval over test pairs (see the module docstring).
+        verdict: see :func:`verdict`.
+    """
+
+    recipe: str
+    a: str
+    b: str
+    question: str
+    per_seed: list[PairedDifference]
+    pooled: float
+    low: float
+    high: float
+    verdict: str
+
+    @property
+    def seeds(self) -> Spread:
+        return spread([d.difference for d in self.per_seed])
+
+
+def pooled_interval(correct_a: np.ndarray, correct_b: np.ndarray, resamples: int = BOOTSTRAP_RESAMPLES,
+                    seed: int = 0) -> tuple[float, float, float]:
+    """The mean accuracy difference a − b over seeds and its 95 % percentile bootstrap interval over pairs.
+
+    Args:
+        correct_a, correct_b: ``(S, N)`` booleans, seed ``s`` of a beside seed ``s`` of b.
+
+    Returns:
+        ``(difference, low, high)``.
+    """
+    per_pair = correct_a.mean(axis=0) - correct_b.mean(axis=0)  # (N,)
+    n = per_pair.shape[0]
+    rng = np.random.default_rng(seed)
+    means = np.concatenate([per_pair[rng.integers(0, n, size=(min(200, resamples - start), n))].mean(axis=1)
+                            for start in range(0, resamples, 200)])
+    low, high = np.quantile(means, [0.025, 0.975])
+    return float(per_pair.mean()), float(low), float(high)
+
+
+def verdict(per_seed: Sequence[float], low: float, high: float) -> str:
+    """``"a better"`` / ``"b better"`` when every seed and the pooled interval agree on the sign;
+    ``"no difference detected"`` when the interval holds 0; ``"seeds disagree"`` otherwise."""
+    if low <= 0.0 <= high:
+        return "no difference detected"
+    if low > 0 and all(d > 0 for d in per_seed):
+        return "a better"
+    if high < 0 and all(d < 0 for d in per_seed):
+        return "b better"
+    return "seeds disagree"
+
+
+def _check_pairs(path: Path, result: ExperimentResult, expected_sha256: Mapping[str, str] | None,
+                 first: tuple[Path, ExperimentResult] | None) -> None:
+    """One line naming the file when its pairs are not those expected, or not those of the first file."""
+    found = result.data.pairs_sha256
+    if not found or not result.test_labels:
+        raise CourseInputError(f"{path}: these results record no SHA-256 of their pairs or no test labels "
+                               "(written by an older course); run its command again")
+    if expected_sha256 is not None:
+        for split, sha in expected_sha256.items():
+            if found.get(split) != sha:
+                raise CourseInputError(f"{path}: made on other data: its {split} pairs have SHA-256 "
+                                       f"{str(found.get(split))[:12]}…, the expected data's {sha[:12]}…")
+    if first is not None:
+        first_path, first_result = first
+        if found != first_result.data.pairs_sha256:
+            raise CourseInputError(f"{path}: made on other pairs than {first_path}")
+        for name in ("train_fraction", "subset_seed"):
+            if getattr(result.config, name) != getattr(first_result.config, name):
+                raise CourseInputError(f"{path}: {name} {getattr(result.config, name)} differs from "
+                                       f"{getattr(first_result.config, name)} in {first_path}")
+
+
+def load_grid(paths: Sequence[str | Path], expected_sha256: Mapping[str, str] | None = None) -> "Grid":
+    """Read experiment files made on the same pairs into one :class:`Grid`.
+
+    Args:
+        paths: files written by ``lessons experiment`` (:meth:`ExperimentResult.save`).
+        expected_sha256: ``{"train": …, "dev": …, "test": …}`` the pairs must have (e.g.
+            :data:`lessons_lib.pairs.data.LCQMC_SHA256`); ``None``: only that all files agree.
+    """
+    if not paths:
+        raise CourseInputError("no results files given")
+    runs: list[GridRun] = []
+    recipes: dict[str, tuple[Path, dict]] = {}
+    first = None
+    for path in map(Path, paths):
+        result = ExperimentResult.load(path)
+        _check_pairs(path, result, expected_sha256, first)
+        first = first or (path, result)
+        recipe, options = result.config.preset, {"model": result.config.model, "train": result.config.train}
+        if recipes.setdefault(recipe, (path, options))[1] != options:
+            raise CourseInputError(f"{path}: recipe {recipe!r} with other options than in {recipes[recipe][0]}")
+        labels = np.asarray(result.test_labels)
+        for run in result.runs:
+            arm = arm_name(result, run.variant)
+            if any(r.recipe == recipe and r.arm == arm and r.seed == run.seed for r in runs):
+                raise CourseInputError(f"{path}: {recipe} / {arm} / seed {run.seed} is also in an earlier file")
+            runs.append(GridRun(recipe, arm, run.seed, run.dev_accuracy, run.test_accuracy,
+                                np.asarray(run.test_predictions) == labels, path))
+    return Grid(runs, first[1])
+
+
+@dataclass
+class Grid:
+    """The runs of several experiment files (see :func:`load_grid`)."""
+
+    runs: list[GridRun]
+    reference: ExperimentResult  # the first file: its data summary describes every file's
+
+    def recipes(self) -> list[str]:
+        return list(dict.fromkeys(r.recipe for r in self.runs))
+
+    def arms(self, recipe: str) -> list[str]:
+        """The recipe's arms in registry order (the baseline first), each variant's plain arm before its others."""
+        order = list(VARIANTS)
+        names = dict.fromkeys(r.arm for r in self.runs if r.recipe == recipe)
+        return sorted(names, key=lambda arm: (order.index(arm.split(" · ")[0]), arm))
+
+    def seeds(self, recipe: str, arm: str) -> dict[int, GridRun]:
+        return {r.seed: r for r in sorted(self.runs, key=lambda r: r.seed) if r.recipe == recipe and r.arm == arm}
+
+    def contrast(self, recipe: str, a: str, b: str, question: str = "") -> Contrast:
+        """Arm ``a`` minus arm ``b`` over the seeds both ran."""
+        runs_a, runs_b = self.seeds(recipe, a), self.seeds(recipe, b)
+        common = [s for s in runs_a if s in runs_b]
+        if not common:
+            raise CourseInputError(f"{recipe}: arms {a!r} and {b!r} share no seed")
+        per_seed = []
+        for s in common:
+            ra, rb = runs_a[s], runs_b[s]
+            counts = mcnemar_exact(ra.test_correct.astype(int), rb.test_correct.astype(int), [1] * len(ra.test_correct))
+            per_seed.append(PairedDifference(s, ra.test_accuracy - rb.test_accuracy, counts.only_a, counts.only_b,
+                                             counts.p_value))
+        pooled, low, high = pooled_interval(np.stack([runs_a[s].test_correct for s in common]),
+                                            np.stack([runs_b[s].test_correct for s in common]))
+        return Contrast(recipe, a, b, question, per_seed, pooled, low, high,
+                        verdict([d.difference for d in per_seed], low, high))
+
+    def contrasts(self, recipe: str) -> list[Contrast]:
+        """Every arm against the baseline, then the contrasts of :data:`CONTRASTS` this recipe has both arms of."""
+        arms = self.arms(recipe)
+        out = [self.contrast(recipe, arm, BASELINE, "does it beat no bias?") for arm in arms
+               if arm != BASELINE and BASELINE in arms]
+        out += [self.contrast(recipe, a, b, q) for a, b, q in CONTRASTS if a in arms and b in arms]
+        return out
+
+    def format(self) -> str:
+        """The grid as plain text (see the module docstring)."""
+        data = self.reference.data
+        lines = [f"data: train {data.train_pairs:,} of {data.train_pairs_available:,} pairs "
+                 f"(fraction {self.reference.config.train_fraction:g}, subset seed {self.reference.config.subset_seed}), "
+                 f"dev {data.dev_pairs:,}, test {data.test_pairs:,}; test SHA-256 {data.pairs_sha256['test'][:12]}…"]
+        for recipe in self.recipes():
+            lines += ["", f"recipe {recipe}: accuracy over seeds, mean [min, max] n",
+                      f"  {'arm':<34} {'dev':>27} {'test':>27}"]
+            for arm in self.arms(recipe):
+                runs = list(self.seeds(recipe, arm).values())
+                lines.append(f"  {arm:<34} {format_spread(spread([r.dev_accuracy for r in runs])):>27} "
+                             f"{format_spread(spread([r.test_accuracy for r in runs])):>27}")
+            for c in self.contrasts(recipe):
+                lines += ["", f"  {c.a} − {c.b}   ({c.question})"]
+                lines += [f"    seed {d.seed}: {d.difference:+.4f}   only a right {d.only_a_right:>4} / only b right "
+                          f"{d.only_b_right:>4}   exact McNemar p = {format_p(d.p_value)}" for d in c.per_seed]
+                lines.append(f"    pooled over {len(c.per_seed)} seeds: {c.pooled:+.4f}, 95 % bootstrap over test pairs "
+                             f"[{c.low:+.4f}, {c.high:+.4f}]; seeds {c.seeds.min:+.4f} … {c.seeds.max:+.4f} → {c.verdict}")
+        return "\n".join(lines)

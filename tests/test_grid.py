@@ -1,0 +1,154 @@
+"""Several experiment files read as one grid: arms, paired differences, contrasts, refusals."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from lessons_lib.errors import CourseInputError
+from lessons_lib.pairs.data import LCQMC_SHA256
+from lessons_lib.syntax_bias.config import ExperimentConfig
+from lessons_lib.syntax_bias.grid import arm_name, load_grid, pooled_interval, verdict
+from lessons_lib.syntax_bias.results import DataSummary, ExperimentResult, RunRecord
+
+N_TEST = 400
+LABELS = [i % 2 for i in range(N_TEST)]
+PAIRS = {"train": "a" * 64, "dev": "b" * 64, "test": "c" * 64}
+
+
+def _predictions(wrong: set[int]) -> list[int]:
+    """The labels, flipped on the pairs in ``wrong``."""
+    return [1 - y if i in wrong else y for i, y in enumerate(LABELS)]
+
+
+def _result(runs: dict[tuple[str, int], set[int]], pairs=PAIRS, **config) -> ExperimentResult:
+    """An experiment file with one run per ``(variant, seed)``, wrong exactly on the given test pairs."""
+    variants = list(dict.fromkeys(v for v, _ in runs))
+    seeds = sorted({s for _, s in runs})
+    records = [RunRecord(v, s, 0.5, 1 - len(wrong) / N_TEST, 0.5, 0.5, [], _predictions(wrong))
+               for (v, s), wrong in runs.items()]
+    data = DataSummary("argument", "lcqmc", 100, 1000, 200, N_TEST, 50, 10, config.get("parser_noise", 0.0), dict(pairs))
+    return ExperimentResult(ExperimentConfig(variants=variants, seeds=seeds, train_fraction=0.1, **config), data,
+                            {}, records, {}, [], [], ["lessons", "experiment"], list(LABELS))
+
+
+def _save(tmp_path, name: str, result: ExperimentResult):
+    return result.save(tmp_path / f"{name}.json")
+
+
+def test_arms_are_named_by_variant_trees_and_changed_options():
+    plain = _result({("learned", 0): set()})
+    assert arm_name(plain, "learned") == "learned"
+    noisy = _result({("learned", 0): set()}, parser_noise=1.0)
+    assert arm_name(noisy, "learned") == "learned · random trees"
+    assert arm_name(noisy, "none") == "none"  # the baseline reads no tree
+    assert arm_name(noisy, "window_mask") == "window_mask"  # sequence distances, no tree either
+    assert arm_name(_result({("learned", 0): set()}, parser_noise=0.3), "learned") == "learned · noise 0.3"
+    slow = _result({("learned", 0): set()}, bias_options={"bias_lr_multiplier": 1.0})
+    assert arm_name(slow, "learned") == "learned · bias_lr_multiplier=1.0"
+
+
+def test_contrasts_pair_runs_of_different_files_seed_by_seed(tmp_path):
+    # learned is wrong on 20 pairs, its random-tree twin on those 20 and 40 more: a better on every seed.
+    base = {(v, s): set(range(s, 60 + s)) for v in ("none",) for s in (0, 1, 2)}
+    tree = {("learned", s): set(range(s, 20 + s)) for s in (0, 1, 2)}
+    random_trees = {("learned", s): set(range(s, 60 + s)) for s in (0, 1, 2)}
+    paths = [_save(tmp_path, "textbook", _result({**base, **tree})),
+             _save(tmp_path, "textbook_random", _result(random_trees, parser_noise=1.0))]
+    grid = load_grid(paths)
+    assert grid.arms("textbook") == ["none", "learned", "learned · random trees"]
+    contrast = grid.contrast("textbook", "learned", "learned · random trees")
+    assert [(d.seed, d.only_a_right, d.only_b_right) for d in contrast.per_seed] == [(0, 40, 0), (1, 40, 0), (2, 40, 0)]
+    assert contrast.pooled == pytest.approx(40 / N_TEST)
+    assert contrast.low <= contrast.pooled <= contrast.high and contrast.low > 0
+    assert contrast.verdict == "a better"
+    same = grid.contrast("textbook", "learned · random trees", "none")
+    assert same.pooled == 0 and same.verdict == "no difference detected" and same.per_seed[0].p_value == 1.0
+    table = grid.format()
+    assert "learned − learned · random trees   (is it the tree?)" in table
+    assert "seed 1: +0.1000   only a right   40 / only b right    0" in table
+    assert "→ a better" in table and "n=3" in table
+
+
+def test_the_bootstrap_interval_is_the_spread_of_resampled_pair_means():
+    rng = np.random.default_rng(1)
+    a, b = rng.random((3, 2000)) < 0.62, rng.random((3, 2000)) < 0.60
+    difference, low, high = pooled_interval(a, b)
+    assert difference == pytest.approx(a.mean() - b.mean())
+    per_pair = a.mean(0) - b.mean(0)
+    standard_error = per_pair.std(ddof=1) / np.sqrt(per_pair.size)
+    assert high - low == pytest.approx(2 * 1.96 * standard_error, rel=0.1)  # the normal approximation agrees
+    assert pooled_interval(a, b) == (difference, low, high)  # seeded: the same numbers every time
+
+
+@pytest.mark.parametrize("per_seed, low, high, expected", [
+    ([0.01, 0.02], 0.001, 0.03, "a better"),
+    ([-0.01, -0.02], -0.03, -0.001, "b better"),
+    ([0.01, -0.002], 0.001, 0.02, "seeds disagree"),
+    ([0.01, 0.02], -0.001, 0.03, "no difference detected"),
+])
+def test_a_verdict_needs_the_seeds_and_the_pooled_interval_to_agree(per_seed, low, high, expected):
+    assert verdict(per_seed, low, high) == expected
+
+
+def test_files_of_other_data_are_refused_with_one_line(tmp_path, capsys):
+    from lessons_lib.cli import main
+
+    path = _save(tmp_path, "textbook", _result({("none", 0): set(), ("learned", 0): {1}}))
+    with pytest.raises(CourseInputError, match=r"textbook.json: made on other data: its train pairs have SHA-256 aaaa"):
+        load_grid([path], LCQMC_SHA256)
+    assert main(["grid", str(tmp_path), "--expect", "lcqmc"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("error: ") and "made on other data" in err
+    other = _save(tmp_path, "other", _result({("learned", 1): set()}, pairs={**PAIRS, "test": "d" * 64}))
+    with pytest.raises(CourseInputError, match="other.json: made on other pairs than"):
+        load_grid([path, other])
+
+
+def test_a_run_in_two_files_and_a_file_without_fingerprints_are_refused(tmp_path):
+    first = _save(tmp_path, "a", _result({("none", 0): set()}))
+    second = _save(tmp_path, "b", _result({("none", 0): {3}}))
+    with pytest.raises(CourseInputError, match="b.json: textbook / none / seed 0 is also in an earlier file"):
+        load_grid([first, second])
+    old = json.loads(first.read_text(encoding="utf-8"))
+    old["data"].pop("pairs_sha256")
+    (tmp_path / "old.json").write_text(json.dumps(old), encoding="utf-8")
+    with pytest.raises(CourseInputError, match="old.json: these results record no SHA-256"):
+        load_grid([tmp_path / "old.json"])
+
+
+def test_the_command_reads_a_folder_and_prints_the_grid(tmp_path, capsys):
+    from lessons_lib.cli import main
+
+    _save(tmp_path, "textbook", _result({("none", 0): {1, 2}, ("learned", 0): {1}}))
+    assert main(["grid", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "recipe textbook" in out and "learned − none   (does it beat no bias?)" in out
+    assert main(["grid", str(tmp_path / "missing")]) == 2
+
+
+def test_no_lcqmc_text_is_tracked():
+    """The course ships numbers computed on LCQMC, never its text (the maintainers' guard, where it is beside the checkout)."""
+    import subprocess
+    import sys
+
+    from lessons_lib import paths
+
+    guard = paths.REPO_ROOT.parent / "shared" / "tools" / "lcqmc_guard" / "lcqmc_guard.py"
+    if not guard.exists():
+        pytest.skip(f"{guard} is not beside this checkout")
+    done = subprocess.run([sys.executable, str(guard), str(paths.REPO_ROOT)], capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_the_shipped_real_lcqmc_results_load_as_one_grid():
+    from lessons_lib import paths
+
+    files = sorted(paths.LCQMC_RESULTS_DIR.glob("*.json"))
+    assert files, f"no results in {paths.LCQMC_RESULTS_DIR}"
+    grid = load_grid(files, LCQMC_SHA256)
+    assert {"none", "learned", "relative_position", "hard_mask", "window_mask", "learned · random trees",
+            "hard_mask · random trees"} <= set(grid.arms("textbook"))
+    assert all(len(grid.seeds("textbook", arm)) == 3 for arm in grid.arms("textbook") if " · bias_lr" not in arm)
