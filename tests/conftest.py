@@ -9,3 +9,10 @@ import matplotlib
 # Tests never open windows.
 matplotlib.use("Agg")
 os.environ.setdefault("TQDM_DISABLE", "1")
+
+import torch  # noqa: E402
+
+# The tests' models are tiny: one thread per core costs more in synchronisation than it gains
+# (on 2 busy cores the unit tests took twice as long). Only this process: the notebooks' kernels
+# and the command lines the tests start keep their own settings.
+torch.set_num_threads(1)

@@ -57,6 +57,7 @@ def test_seeding_repeats():
     assert torch.get_num_threads() == 2
     assert torch.equal(torch.randn(2, generator=g), torch.randn(2, generator=torch.Generator().manual_seed(5)))
     setup_reproducible(0)
+    torch.set_num_threads(1)  # back to the tests' setting (conftest.py)
 
 
 @pytest.mark.parametrize("seed", [-1, 1.5, True])
