@@ -223,7 +223,9 @@ class _Trainer:
 
     def train_epoch(self, examples: Sequence[PairExample], epoch: int, progress: bool) -> tuple[float, int, float]:
         """One pass over ``examples`` in epoch ``epoch``'s order; returns (mean loss, pairs, seconds)."""
-        from tqdm.auto import tqdm  # imported here: tqdm is not needed to import the package
+        from lessons_lib.progress import progress_bar_class
+
+        tqdm = progress_bar_class()  # imported here: tqdm is not needed to import the package
 
         config = self.config
         self.model.train()

@@ -92,7 +92,9 @@ def parse_corpus(data: LcqmcData, parser: str | None = None, cache_dir: str | Pa
     Returns:
         sentence text → :class:`Parse`.
     """
-    from tqdm.auto import tqdm
+    from lessons_lib.progress import progress_bar_class
+
+    tqdm = progress_bar_class()
 
     from lessons_lib.syntax.cache import DEFAULT_CACHE_DIR, ParseCache, parse_with_cache
     from lessons_lib.syntax.parser import load_parser, parser_identity
