@@ -18,7 +18,7 @@ from pathlib import Path
 
 from lessons_lib.cli.options import flag_names
 from lessons_lib.errors import CourseInputError
-from lessons_lib.validation import check_int
+from lessons_lib.validation import check_int, check_not_a_file
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -93,8 +93,8 @@ def run_train_parser(args: argparse.Namespace) -> int:
         check_int(args.max_epochs, "--max-epochs")
     check_int(args.templates_per_frame, "--templates-per-frame", minimum=0)
     for flag, folder in (("--output", args.output), ("--work-dir", args.work_dir)):
-        if folder is not None and folder.exists() and not folder.is_dir():
-            raise CourseInputError(f"{flag} {folder} is a file, not a folder")
+        if folder is not None:
+            check_not_a_file(folder, flag)
     if args.scores is not None and args.scores.is_dir():
         raise CourseInputError(f"--scores {args.scores} is a folder, not a file")
     output = args.output or paths.PARSER_MODEL_DIR
@@ -130,8 +130,7 @@ def run_preparse(args: argparse.Namespace) -> int:
     if args.limit is not None:
         check_int(args.limit, "--limit")
     cache_dir = args.cache_dir or DEFAULT_CACHE_DIR
-    if cache_dir.exists() and not cache_dir.is_dir():
-        raise CourseInputError(f"--cache-dir {cache_dir} is a file, not a folder")
+    check_not_a_file(cache_dir, "--cache-dir")
     with flag_names(["train_fraction"]):
         texts, counts = lcqmc_sentences(args.data_dir, args.train_fraction, args.subset_seed)
     if args.limit is not None:

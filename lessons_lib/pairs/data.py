@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Sequence
 
 from lessons_lib.errors import CourseInputError, file_errors
+from lessons_lib.files import atomic_write
 from lessons_lib.paths import LCQMC_ENV_VAR, LCQMC_SAMPLE_DIR
 
 __all__ = [
@@ -43,6 +44,7 @@ __all__ = [
     "distinct_sentences",
     "read_lcqmc_file",
     "write_skipped_lines",
+    "format_skipped_lines",
     "find_split_file",
     "resolve_data_dir",
     "load_lcqmc",
@@ -301,7 +303,13 @@ def write_skipped_lines(splits: Sequence[LcqmcSplit], path: str | Path) -> int:
 
     The text is written with tabs and line breaks escaped, so that each skipped line stays one row.
     """
-    path = Path(path)
+    text, count = format_skipped_lines(splits)
+    atomic_write(path, text)
+    return count
+
+
+def format_skipped_lines(splits: Sequence[LcqmcSplit]) -> tuple[str, int]:
+    """The TSV text of :func:`write_skipped_lines` and how many lines it lists."""
     rows = ["file\tline\treason\ttext"]
     count = 0
     for split in splits:
@@ -309,9 +317,7 @@ def write_skipped_lines(splits: Sequence[LcqmcSplit], path: str | Path) -> int:
             text = skipped.text.replace("\\", "\\\\").replace("\t", "\\t").replace("\r", "\\r")
             rows.append(f"{split.path}\t{skipped.line}\t{skipped.reason}\t{text}")
             count += 1
-    with file_errors(path, "write"):
-        path.write_text("\n".join(rows) + "\n", encoding="utf-8")
-    return count
+    return "\n".join(rows) + "\n", count
 
 
 def subsample(examples: Sequence[PairExample], fraction: float, seed: int = 0) -> list[PairExample]:
