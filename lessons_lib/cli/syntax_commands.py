@@ -64,7 +64,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--n-process", type=int, default=1,
                    help="parser worker processes (default 1: on a busy 2-core machine 2 were slower; try 2 on idle cores)")
     p.add_argument("--limit", type=int, default=None, help="parse only the first N distinct sentences")
-    p.set_defaults(handler=run_preparse)
+    p.set_defaults(handler=run_preparse, interrupted=_preparse_interrupted)
 
 
 def run_build_treebank(args: argparse.Namespace) -> int:
@@ -114,6 +114,13 @@ def run_train_parser(args: argparse.Namespace) -> int:
         save_scores(run, scores_path)
         print(f"scores written to {scores_path}")
     return 0
+
+
+def _preparse_interrupted(args: argparse.Namespace) -> str:
+    from lessons_lib.syntax.cache import DEFAULT_CACHE_DIR
+
+    return (f"the sentences parsed so far are kept in the parse cache {args.cache_dir or DEFAULT_CACHE_DIR}: "
+            "run the same command again to parse the rest")
 
 
 def run_preparse(args: argparse.Namespace) -> int:
