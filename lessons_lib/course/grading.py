@@ -479,9 +479,9 @@ def grade_submissions(submissions: Path, out_dir: Path, reference_dir: Path, *, 
     check_input_dir(reference_dir, "reference folder")
     students = _students(submissions)
     check_output_outside(out_dir, [submissions])
+    chosen = isolation if isinstance(isolation, Isolation) else choose_isolation(isolation)
     check_output_dir(out_dir, "--out")
     limits = limits or Limits()
-    chosen = isolation if isinstance(isolation, Isolation) else choose_isolation(isolation)
     seed = secrets.randbelow(2**31) if seed is None else seed
     with folder_lock(out_dir):  # one grader at a time writes this report
         return _grade_all(submissions, students, out_dir, reference_dir, limits, chosen, seed, log)
