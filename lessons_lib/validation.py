@@ -18,7 +18,7 @@ T = TypeVar("T")
 
 __all__ = [
     "check_int", "check_number", "check_probability", "check_choice", "strict_from_dict",
-    "check_output_dir", "check_input_dir",
+    "check_not_a_file", "check_output_dir", "check_input_dir",
 ]
 
 
@@ -80,11 +80,17 @@ def strict_from_dict(cls: type[T], data: dict[str, Any]) -> T:
     return cls(**data)
 
 
-def check_output_dir(path: Any, name: str) -> Path:
-    """``path`` as a folder that can be written to: created when missing; a file there is an error."""
+def check_not_a_file(path: Any, name: str) -> Path:
+    """``path`` as a folder to be written later: missing or a folder (nothing is created); a file there is an error."""
     path = Path(path)
     if path.exists() and not path.is_dir():
         raise CourseInputError(f"{name} {path} is a file, not a folder")
+    return path
+
+
+def check_output_dir(path: Any, name: str) -> Path:
+    """``path`` as a folder that can be written to: created when missing; a file there is an error."""
+    path = check_not_a_file(path, name)
     with file_errors(path, "create the folder"):
         path.mkdir(parents=True, exist_ok=True)
     return path

@@ -169,7 +169,7 @@ def test_a_wrong_answer_in_the_kernel_shows_the_explanation_without_a_traceback(
     assert not any(word in shown[0] for word in ("Traceback", "File ", "compare_tensor", "attention_scores(", "transpose"))
 
 
-def test_grader_executes_and_reports_per_student(tmp_path):
+def test_grader_executes_and_reports_per_student(tmp_path, grading_isolation):
     submissions = tmp_path / "submissions"
     (submissions / "alice").mkdir(parents=True)
     (submissions / "bob").mkdir()
@@ -181,7 +181,7 @@ def test_grader_executes_and_reports_per_student(tmp_path):
     cell.source = "def scaled_scores(q, k):\n    return q @ k.transpose(-2, -1)"
     nbformat.write(student, submissions / "bob" / FAST_LESSON.name)
 
-    report = grade_submissions(submissions, tmp_path / "grades", NOTEBOOKS_DIR, seed=11)
+    report = grade_submissions(submissions, tmp_path / "grades", NOTEBOOKS_DIR, seed=11, isolation=grading_isolation)
     students = report["students"]
     count = len(find_exercises(solution))
     assert students["alice"]["score"] == students["alice"]["total"] == count

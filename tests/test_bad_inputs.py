@@ -11,6 +11,7 @@ work started: the output folder was not created.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import sqlite3
 import subprocess
@@ -121,6 +122,16 @@ def _grading(root: Path) -> None:
     (root / "ref_broken" / FAST_LESSON.name).write_text("{ broken", encoding="utf-8")
 
 
+def _folders(root: Path) -> None:
+    """Output folders in use by another command, or holding files the course did not write."""
+    for name in ("locked_run", "users_run", "users_notebooks"):
+        (root / name).mkdir()
+    (root / "locked_run" / ".lessons.lock").write_text("1\n", encoding="utf-8")  # process 1 never ends
+    (root / "locked.json.lock").write_text("1\n", encoding="utf-8")
+    (root / "users_run" / "metrics.json").write_text('{"mine": 1}\n', encoding="utf-8")
+    (root / "users_notebooks" / "notes.ipynb").write_text("{}", encoding="utf-8")
+
+
 def _prepare(root: Path) -> dict[str, str]:
     (root / "afile").write_text("a file, not a folder", encoding="utf-8")
     _data(root, "data_empty_test", lambda d: (d / "test.tsv").write_text("", encoding="utf-8"))
@@ -132,6 +143,9 @@ def _prepare(root: Path) -> dict[str, str]:
     _data(root, "data_header_only", lambda d: (d / "dev.tsv").write_text("text_a\ttext_b\tlabel\n", encoding="utf-8"))
     _data(root, "data_all_bad", lambda d: (d / "test.tsv").write_text("坏\n坏\t行\n", encoding="utf-8"))
     _data(root, "data_dir_file", lambda d: ((d / "train.tsv").unlink(), (d / "train.tsv").mkdir()))
+    _data(root, "data_long_line", lambda d: (d / "test.tsv").write_text("甲\t乙\t1\n" + "长" * 100_000 + "\t乙\t0\n",
+                                                                       encoding="utf-8"))
+    _folders(root)
     _notebooks(root)
     _runs(root)
     _sources(root)
@@ -203,12 +217,16 @@ CASES: list[tuple[str, list[str], str]] = [
     ("train-lenient-nothing-left", ["train", "--data-dir", "{data_all_bad}", "--out", "{root}/o", "--lenient", *TINY],
      "the test split holds no pairs (2 malformed lines skipped)"),
     ("train-split-is-a-folder", ["train", "--data-dir", "{data_dir_file}", "--out", "{root}/o", *TINY], "no train file in"),
+    ("train-huge-question", ["train", "--data-dir", "{data_long_line}", "--out", "{root}/o", *TINY],
+     "{data_long_line}/test.tsv, line 2: the first sentence (text_a) has 100,000 characters, more than the 500"),
     # --- train: run folders
     ("train-truncated-checkpoint", ["train", "--out", "{ckpt_truncated}", *TINY], "{ckpt_truncated}/checkpoint.pt is not a readable"),
     ("train-garbage-checkpoint", ["train", "--out", "{ckpt_garbage}", *TINY], "{ckpt_garbage}/checkpoint.pt is not a readable"),
     ("train-foreign-checkpoint", ["train", "--out", "{ckpt_foreign}", *TINY], "is not a checkpoint written by"),
     ("train-old-checkpoint", ["train", "--out", "{ckpt_old}", *TINY], "data: missing in the checkpoint"),
     ("train-pickle-checkpoint", ["train", "--out", "{ckpt_pickle}", *TINY], "{ckpt_pickle}/checkpoint.pt is not a readable"),
+    ("train-folder-in-use", ["train", "--out", "{locked_run}", *TINY], "{locked_run} is in use by another command (process 1)"),
+    ("train-users-metrics", ["train", "--out", "{users_run}", *TINY], "{users_run} holds metrics.json, which the course did not"),
     # --- compare
     ("compare-missing-run", ["compare", "{root}/nowhere", "{pred_a}"], "run folder {root}/nowhere is not a folder"),
     ("compare-run-is-a-file", ["compare", "{afile}", "{pred_a}"], "run folder {afile} is not a folder"),
@@ -265,6 +283,8 @@ CASES: list[tuple[str, list[str], str]] = [
     ("student-out-next-to-input-file", ["student", "{lessons}/" + FAST_LESSON.name, "--out", "{lessons}"], "is the input folder"),
     ("student-out-is-a-file", ["student", "{lessons}", "--out", "{afile}"], "--out {afile} is a file"),
     ("student-out-below-a-file", ["student", "{lessons}", "--out", "{afile}/student"], "{afile}"),
+    ("student-out-holds-the-learners-files", ["student", "{lessons}", "--out", "{users_notebooks}"],
+     "{users_notebooks} is not empty and holds files the course did not write there, or that were edited since (notes.ipynb)"),
     # --- workspace
     ("workspace-is-a-file", ["workspace", "{afile}"], "workspace {afile} is a file"),
     ("workspace-inside-the-course", ["workspace", str(NOTEBOOKS_DIR / "ws")], "is inside the input folder"),
@@ -303,6 +323,7 @@ CASES: list[tuple[str, list[str], str]] = [
      "--subset-seed must be a non-negative int"),
     ("preparse-cache-is-a-file", ["preparse", "--data-dir", "{tiny_data}", "--cache-dir", "{afile}"], "--cache-dir {afile} is a file"),
     ("preparse-bad-data", ["preparse", "--data-dir", "{data_bad_line}"], "{data_bad_line}/dev.tsv, line 2"),
+    ("preparse-huge-question", ["preparse", "--data-dir", "{data_long_line}"], "{data_long_line}/test.tsv, line 2: the first"),
     ("preparse-parser-folder-missing", ["preparse", "--data-dir", "{tiny_data}", "--parser", "{root}/no_parser"],
      "parser folder not found: {root}/no_parser"),
     ("preparse-parser-not-installed", ["preparse", "--data-dir", "{tiny_data}", "--parser", "zh_core_web_nope"],
@@ -343,6 +364,8 @@ CASES: list[tuple[str, list[str], str]] = [
     ("experiment-cache-dir-file", ["experiment", "--out", "{root}/r.json", "--cache-dir", "{afile}"], "--cache-dir {afile} is a file"),
     ("experiment-data-missing", ["experiment", "--out", "{root}/r.json", "--data-dir", "{root}/nowhere"], "{root}/nowhere"),
     ("experiment-bad-data", ["experiment", "--out", "{root}/r.json", "--data-dir", "{data_empty_test}"], "holds no pairs"),
+    ("experiment-huge-question", ["experiment", "--out", "{root}/r.json", "--data-dir", "{data_long_line}"],
+     "{data_long_line}/test.tsv, line 2: the first sentence (text_a) has 100,000 characters"),
 ]
 
 
@@ -410,7 +433,7 @@ def test_a_cached_parse_edited_on_disk_is_an_error_naming_the_cache(prepared, tm
 def test_a_run_folder_that_cannot_be_written_is_named(tmp_path, capsys):
     """A run folder where the checkpoint's temporary file is a folder: the save fails, naming the file."""
     out = tmp_path / "run"
-    (out / "checkpoint.pt.tmp").mkdir(parents=True)
+    (out / f".checkpoint.pt.{os.getpid()}.tmp").mkdir(parents=True)  # this process's temporary name
     code, err = _run(["train", "--out", str(out), *TINY, "--threads", "1"], capsys)
     assert code == 2 and "Traceback" not in err and str(out / "checkpoint.pt") in err, err
 

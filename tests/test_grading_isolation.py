@@ -113,13 +113,14 @@ def _write_class(root: Path, students: dict) -> None:
 
 
 @pytest.fixture(scope="module")
-def graded(tmp_path_factory):
+def graded(tmp_path_factory, grading_isolation):
     root = tmp_path_factory.mktemp("class")
     (root / "reference").mkdir()
     nbformat.write(_reference(), root / "reference" / NOTEBOOK)
     _write_class(root, _class(root))
     alice_before = (root / "submissions" / "alice" / NOTEBOOK).read_bytes()
-    report = grade_submissions(root / "submissions", root / "grades", root / "reference", limits=LIMITS, seed=3)
+    report = grade_submissions(root / "submissions", root / "grades", root / "reference", limits=LIMITS, seed=3,
+                               isolation=grading_isolation)
     return root, report, alice_before
 
 

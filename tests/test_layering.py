@@ -13,7 +13,7 @@ from lessons_lib.paths import NOTEBOOKS_DIR, REPO_ROOT
 
 PACKAGE = REPO_ROOT / "lessons_lib"
 # What each subpackage may import from the package, besides the shared leaf modules
-# (errors, validation, paths, numerics, progress) and itself.
+# (errors, validation, paths, files, numerics, progress) and itself.
 ALLOWED = {
     "attention": set(),
     "seq2seq": {"attention"},
@@ -25,7 +25,7 @@ ALLOWED = {
     "course": {"exercises", "pairs", "syntax"},
     "cli": None,  # the top: may use everything
 }
-SHARED = {"errors", "validation", "paths", "numerics", "progress", "__init__"}
+SHARED = {"errors", "validation", "paths", "files", "numerics", "progress", "__init__"}
 # A leaf module any layer may use: seeding is part of every experiment.
 SHARED_MODULES = {"lessons_lib.course.reproducibility"}
 

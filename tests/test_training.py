@@ -138,11 +138,11 @@ def test_a_loss_that_is_not_finite_stops_training_naming_epoch_and_step(tmp_path
 
 
 def test_starting_afresh_removes_the_previous_runs_files(tmp_path: Path) -> None:
-    from lessons_lib.pairs.runs import PREDICTIONS_NAME
+    from lessons_lib.pairs.runs import PREDICTIONS_NAME, save_predictions
 
     train_pair_classifier(tiny_model(), TRAIN, DEV, VOCAB, replace(CONFIG, epochs=1), out_dir=tmp_path,
                           progress=False, log=None)
-    (tmp_path / PREDICTIONS_NAME).write_text("{}", encoding="utf-8")
+    save_predictions(tmp_path / PREDICTIONS_NAME, {"dev": ([1], [1], "a" * 16)})
     (tmp_path / "notes.txt").write_text("mine", encoding="utf-8")
     messages: list[str] = []
     train_pair_classifier(tiny_model(), TRAIN, DEV, VOCAB, replace(CONFIG, epochs=1), out_dir=tmp_path, resume=False,

@@ -7,6 +7,8 @@ spaCy, nbclient) happen inside the command handlers, so ``lessons --help`` stays
 One error path: a :class:`~lessons_lib.errors.CourseInputError` raised anywhere in a
 command (bad data, a bad option, a mismatched checkpoint) ends the command with one line
 ``error: …`` on stderr and exit status 2; any other exception is a bug and keeps its traceback.
+Ctrl-C ends any command with one line ``interrupted; …`` and exit status 130: a command that
+registers ``interrupted=function(args)`` with ``set_defaults`` says there what it left behind.
 """
 
 from __future__ import annotations
@@ -49,6 +51,10 @@ def main(argv: list[str] | None = None) -> int:
     except CourseInputError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        hint = getattr(args, "interrupted", None)
+        print("interrupted; " + (hint(args) if hint else "nothing the command wrote is half-written"))
+        return 130
 
 
 if __name__ == "__main__":

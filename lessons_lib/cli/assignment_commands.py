@@ -1,7 +1,7 @@
 """``lessons workspace``, ``lessons student``, ``lessons grade`` and ``lessons nbgrader-course``: exercises as assignments.
 
-``lessons grade`` runs every submitted notebook in a sandbox of its own (bubblewrap where it
-works; ``--isolation`` names a level) and scores it on the grader's side; see
+``lessons grade`` runs every submitted notebook in a sandbox of its own (bubblewrap; a weaker
+level, without file isolation, only when ``--isolation`` names it) and scores it on the grader's side; see
 :mod:`lessons_lib.course.grading` for what that means and :mod:`lessons_lib.course.sandbox`
 for what each isolation level gives.
 """
@@ -43,11 +43,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--disk-mb", type=int, default=_DEFAULTS.disk_mb,
                    help=f"a submission's private disk (bubblewrap) and largest file, MiB (default {_DEFAULTS.disk_mb})")
     p.add_argument("--isolation", choices=("auto", *ISOLATIONS), default="auto",
-                   help="auto (default): bubblewrap where it works, else Linux namespaces, else a plain process; "
-                        "a level named here is required (an error where it does not work)")
+                   help="auto (default): bubblewrap, and an error where it does not work; namespaces or process "
+                        "grade without file isolation (trusted submissions) and must be named here. The report "
+                        "says which level was used")
     p.add_argument("--seed", type=int, default=None,
                    help="seed of the grader's check inputs (default: a fresh one, written in the report)")
-    p.set_defaults(handler=run_grade)
+    p.set_defaults(handler=run_grade, interrupted=_grade_interrupted)
 
     p = subparsers.add_parser("nbgrader-course", help="lay the notebooks out as an nbgrader course directory")
     p.add_argument("paths", nargs="*", help="notebooks or folders (default: the course's notebooks/)")
@@ -65,21 +66,18 @@ def _paths(args: argparse.Namespace) -> list[Path]:
 
 
 def _check_out(args: argparse.Namespace) -> None:
-    _check_folder(args.out, "--out")
+    from lessons_lib.validation import check_not_a_file
 
-
-def _check_folder(path: Path, name: str) -> None:
-    from lessons_lib.errors import CourseInputError
-
-    if path.exists() and not path.is_dir():
-        raise CourseInputError(f"{name} {path} is a file, not a folder")
+    check_not_a_file(args.out, "--out")
 
 
 def run_workspace(args: argparse.Namespace) -> int:
     from lessons_lib.course.assignments import build_workspace
     from lessons_lib.paths import NOTEBOOKS_DIR
 
-    _check_folder(args.folder, "workspace")
+    from lessons_lib.validation import check_not_a_file
+
+    check_not_a_file(args.folder, "workspace")
     lessons = sorted(NOTEBOOKS_DIR.glob("[0-9][0-9]_*.ipynb"))
     report = build_workspace(lessons, args.folder, extra_files=[NOTEBOOKS_DIR / "GLOSSARY.md"])
     where = args.folder.resolve()
@@ -100,6 +98,13 @@ def run_student(args: argparse.Namespace) -> int:
     for path in build_student_version(_paths(args), args.out):
         print(f"wrote {path}")
     return 0
+
+
+def _grade_interrupted(args: argparse.Namespace) -> str:
+    from lessons_lib.course.grading import GRADES_JSON
+
+    return (f"{args.out / GRADES_JSON} holds the notebooks graded so far (no submission was changed): run the same "
+            "command again to grade them all")
 
 
 def run_grade(args: argparse.Namespace) -> int:

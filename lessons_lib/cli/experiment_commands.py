@@ -64,7 +64,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                              f"{name} → {preset}" for name, preset in CONTROLS.items()))
     add_bias_arguments(p)
     add_syntax_model_arguments(p)
-    p.set_defaults(handler=run_experiment_command)
+    p.set_defaults(handler=run_experiment_command, interrupted=interrupted_hint)
 
     g = subparsers.add_parser(
         "grid", help="read several `lessons experiment` files of the same pairs: per arm, per seed against the "
@@ -116,9 +116,10 @@ def config_from_args(args: argparse.Namespace):
 def run_experiment_command(args: argparse.Namespace) -> int:
     import torch
 
-    from lessons_lib.errors import CourseInputError
+    from lessons_lib.errors import CourseInputError, file_errors
+    from lessons_lib.files import atomic_via, file_lock
     from lessons_lib.syntax_bias.experiment import run_experiment
-    from lessons_lib.validation import check_int
+    from lessons_lib.validation import check_int, check_not_a_file
 
     config = config_from_args(args)
     if args.threads is not None:
@@ -127,20 +128,34 @@ def run_experiment_command(args: argparse.Namespace) -> int:
         raise CourseInputError("--device cuda was asked for but torch sees no CUDA device")
     if args.out.is_dir():
         raise CourseInputError(f"--out {args.out} is a folder; give the JSON file to write")
-    work_dir = args.work_dir or args.out.with_name(args.out.stem + "_runs")
+    work_dir = _work_dir(args)
     for flag, folder in (("--work-dir", work_dir), ("--cache-dir", args.cache_dir)):
-        if folder is not None and folder.exists() and not folder.is_dir():
-            raise CourseInputError(f"{flag} {folder} is a file, not a folder")
+        if folder is not None:
+            check_not_a_file(folder, flag)
     data, parses = _data_and_parses(args, config)
-    results = run_experiment(data, parses, config, device=args.device, work_dir=work_dir,
-                             progress=not args.no_progress)
-    results.command = list(getattr(args, "command_line", []))
-    results.save(args.out)
+    with file_errors(args.out.parent, "create the folder"):
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+    with file_lock(args.out):  # one experiment at a time writes this JSON (its runs lock their own folders)
+        results = run_experiment(data, parses, config, device=args.device, work_dir=work_dir,
+                                 progress=not args.no_progress)
+        results.command = list(getattr(args, "command_line", []))
+        atomic_via(args.out, results.save)
     print(results.format_table())
     print()
     print(results.format_without_parser())
     print(f"results written to {args.out}")
     return 0
+
+
+def _work_dir(args: argparse.Namespace) -> Path:
+    """Where the runs keep their checkpoints: ``--work-dir``, else ``<out stem>_runs`` next to ``--out``."""
+    return args.work_dir or args.out.with_name(args.out.stem + "_runs")
+
+
+def interrupted_hint(args: argparse.Namespace) -> str:
+    """What an interrupted experiment leaves behind, and how to go on."""
+    return (f"every finished epoch of every run is checkpointed under {_work_dir(args)} and {args.out} is "
+            "unchanged: run the same command again to resume")
 
 
 def _data_and_parses(args: argparse.Namespace, config):

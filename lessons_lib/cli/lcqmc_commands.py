@@ -67,15 +67,14 @@ def _check_train_options(args: argparse.Namespace):
 
     from lessons_lib.pairs.config import resolve_configs
     from lessons_lib.pairs.trainer import resolve_device
-    from lessons_lib.validation import check_int
+    from lessons_lib.validation import check_int, check_not_a_file
 
     threads = None if args.threads is None else check_int(args.threads, "--threads")
     limit = None if args.limit_train is None else check_int(args.limit_train, "--limit-train")
     device = resolve_device(args.device)
     with flag_names():
         resolve_configs(args.preset, preset_overrides(args), vocab_size=_VOCAB_SIZE_FOR_CHECKS)
-    if Path(args.out).exists() and not Path(args.out).is_dir():
-        raise CourseInputError(f"--out {args.out} is a file, not a folder")
+    check_not_a_file(args.out, "--out")
     if threads is not None:
         torch.set_num_threads(threads)
     return device, limit
@@ -86,18 +85,25 @@ _VOCAB_SIZE_FOR_CHECKS = 1_000_000
 
 
 def run_train(args: argparse.Namespace) -> int:
-    from lessons_lib.course.reproducibility import set_seed
-    from lessons_lib.pairs.classifier import PairClassifier
-    from lessons_lib.pairs.config import resolve_configs
     from lessons_lib.pairs.data import load_lcqmc
-    from lessons_lib.pairs.runs import CHECKPOINT_NAME
-    from lessons_lib.pairs.trainer import train_pair_classifier
-    from lessons_lib.pairs.vocab import Vocabulary
+    from lessons_lib.pairs.runs import run_folder_lock
     from lessons_lib.validation import check_output_dir
 
     device, limit = _check_train_options(args)
     data = load_lcqmc(args.data_dir, lenient=args.lenient)
     out = check_output_dir(args.out, "--out")
+    with run_folder_lock(out):  # the whole command: a second one on this folder is refused
+        return _train_into(args, data, out, device, limit)
+
+
+def _train_into(args: argparse.Namespace, data, out: Path, device, limit: int | None) -> int:
+    from lessons_lib.course.reproducibility import set_seed
+    from lessons_lib.pairs.classifier import PairClassifier
+    from lessons_lib.pairs.config import resolve_configs
+    from lessons_lib.pairs.runs import CHECKPOINT_NAME
+    from lessons_lib.pairs.trainer import train_pair_classifier
+    from lessons_lib.pairs.vocab import Vocabulary
+
     print(f"data: {data.source.origin} -> {data.source.path}" + (" (the course's sample, not LCQMC)" if data.source.is_sample else ""))
     print(data.summary())
     train_examples = data.train.examples[:limit] if limit else data.train.examples
@@ -116,9 +122,14 @@ def run_train(args: argparse.Namespace) -> int:
             out_dir=out, resume=not args.no_resume, device=device, progress=not args.no_progress,
             model_config=model_config.to_dict(), run_identity=identity,
             on_start=lambda: _record_skipped_lines(out, data, args.lenient),
+            restart_hint="another --out, or start afresh (`lessons train --no-resume`)",
         )
     except KeyboardInterrupt:
-        print(f"interrupted; run the same command again to resume from {out / CHECKPOINT_NAME}")
+        if not (out / CHECKPOINT_NAME).is_file():
+            print("interrupted before the first epoch ended; nothing was kept: run the same command again to start")
+            return 130
+        again = "the command again without --no-resume" if args.no_resume else "the same command again"
+        print(f"interrupted; the epochs finished so far are kept: run {again} to resume from {out / CHECKPOINT_NAME}")
         return 130
     _write_predictions(out, result, data)
     _print_summary(out, result)
@@ -130,14 +141,12 @@ def run_train(args: argparse.Namespace) -> int:
 
 def _record_skipped_lines(out: Path, data, lenient: bool) -> None:
     """With ``--lenient``, every skipped line goes to ``out/skipped_lines.tsv``; without, no stale list stays."""
-    from lessons_lib.pairs.data import write_skipped_lines
-    from lessons_lib.pairs.runs import SKIPPED_LINES_NAME, clear_run_folder
+    from lessons_lib.pairs.runs import SKIPPED_LINES_NAME, clear_run_folder, save_skipped_lines
 
     if not lenient:
         clear_run_folder(out, [SKIPPED_LINES_NAME])
         return
-    path = out / SKIPPED_LINES_NAME
-    count = write_skipped_lines([data.train, data.dev, data.test], path)
+    path, count = save_skipped_lines(out, [data.train, data.dev, data.test])
     print(f"skipped {count} malformed line{'' if count == 1 else 's'}; each is listed (file, line, reason) in {path}")
 
 

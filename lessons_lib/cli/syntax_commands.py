@@ -18,7 +18,7 @@ from pathlib import Path
 
 from lessons_lib.cli.options import flag_names
 from lessons_lib.errors import CourseInputError
-from lessons_lib.validation import check_int
+from lessons_lib.validation import check_int, check_not_a_file
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -64,7 +64,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--n-process", type=int, default=1,
                    help="parser worker processes (default 1: on a busy 2-core machine 2 were slower; try 2 on idle cores)")
     p.add_argument("--limit", type=int, default=None, help="parse only the first N distinct sentences")
-    p.set_defaults(handler=run_preparse)
+    p.set_defaults(handler=run_preparse, interrupted=_preparse_interrupted)
 
 
 def run_build_treebank(args: argparse.Namespace) -> int:
@@ -93,8 +93,8 @@ def run_train_parser(args: argparse.Namespace) -> int:
         check_int(args.max_epochs, "--max-epochs")
     check_int(args.templates_per_frame, "--templates-per-frame", minimum=0)
     for flag, folder in (("--output", args.output), ("--work-dir", args.work_dir)):
-        if folder is not None and folder.exists() and not folder.is_dir():
-            raise CourseInputError(f"{flag} {folder} is a file, not a folder")
+        if folder is not None:
+            check_not_a_file(folder, flag)
     if args.scores is not None and args.scores.is_dir():
         raise CourseInputError(f"--scores {args.scores} is a folder, not a file")
     output = args.output or paths.PARSER_MODEL_DIR
@@ -116,6 +116,13 @@ def run_train_parser(args: argparse.Namespace) -> int:
     return 0
 
 
+def _preparse_interrupted(args: argparse.Namespace) -> str:
+    from lessons_lib.syntax.cache import DEFAULT_CACHE_DIR
+
+    return (f"the sentences parsed so far are kept in the parse cache {args.cache_dir or DEFAULT_CACHE_DIR}: "
+            "run the same command again to parse the rest")
+
+
 def run_preparse(args: argparse.Namespace) -> int:
     from dataclasses import asdict
 
@@ -130,8 +137,7 @@ def run_preparse(args: argparse.Namespace) -> int:
     if args.limit is not None:
         check_int(args.limit, "--limit")
     cache_dir = args.cache_dir or DEFAULT_CACHE_DIR
-    if cache_dir.exists() and not cache_dir.is_dir():
-        raise CourseInputError(f"--cache-dir {cache_dir} is a file, not a folder")
+    check_not_a_file(cache_dir, "--cache-dir")
     with flag_names(["train_fraction"]):
         texts, counts = lcqmc_sentences(args.data_dir, args.train_fraction, args.subset_seed)
     if args.limit is not None:

@@ -31,6 +31,7 @@ import nbformat
 
 from lessons_lib.course.notebooks import read_notebook
 from lessons_lib.errors import CourseInputError, file_errors
+from lessons_lib.files import BOOKKEEPING_NAMES, folder_lock, foreign_entries, record_written
 
 BEGIN_SOLUTION = "### BEGIN SOLUTION"
 END_SOLUTION = "### END SOLUTION"
@@ -154,24 +155,44 @@ def check_output_outside(out_dir: Path, inputs: Sequence[str | Path], flag: str 
 
 
 def _write_notebook(nb: nbformat.NotebookNode, target: Path) -> None:
-    with file_errors(target, "write"):
+    """Write ``nb`` to ``target`` atomically (never half a notebook), recorded as the course's."""
+    text = nbformat.writes(nb)
+    _write_file(target, text if text.endswith("\n") else text + "\n")  # as nbformat.write ends it
+
+
+def _write_file(target: Path, content: bytes | str) -> None:
+    with file_errors(target.parent, "create the folder"):
         target.parent.mkdir(parents=True, exist_ok=True)
-        nbformat.write(nb, target)
+    record_written(target, content)
+
+
+def _make_folder(folder: Path) -> Path:
+    with file_errors(folder, "create the folder"):
+        folder.mkdir(parents=True, exist_ok=True)
+    return folder
 
 
 def build_student_version(paths: list[Path], out_dir: Path) -> list[Path]:
     """Write the student version of each notebook into ``out_dir``; return the written paths.
 
-    Every notebook is read and converted before anything is written.
+    Every notebook is read and converted before anything is written. ``out_dir`` must be
+    new, empty, or hold only files this course wrote there and nobody changed since (an
+    earlier student version): a learner's edited notebook is never overwritten.
 
     Raises:
-        CourseInputError: ``out_dir`` is or lies inside an input folder, or a notebook is
-            not valid (naming it).
+        CourseInputError: ``out_dir`` is or lies inside an input folder, holds files the
+            course did not write, or a notebook is not valid (naming it).
     """
     check_output_outside(out_dir, paths)
     students = [(make_student_notebook(read_notebook(path), path.name), out_dir / path.name) for path in paths]
-    for nb, target in students:
-        _write_notebook(nb, target)
+    with folder_lock(_make_folder(out_dir)):
+        foreign = foreign_entries(out_dir)
+        if foreign:
+            shown = ", ".join(foreign[:5]) + (f" and {len(foreign) - 5} more" if len(foreign) > 5 else "")
+            raise CourseInputError(f"{out_dir} is not empty and holds files the course did not write there, or "
+                                   f"that were edited since ({shown}): choose a new or empty folder (nothing was written)")
+        for nb, target in students:
+            _write_notebook(nb, target)
     return [target for _, target in students]
 
 
@@ -194,18 +215,18 @@ def build_workspace(paths: list[Path], workspace: Path, extra_files: Sequence[Pa
             not valid (naming it).
     """
     check_output_outside(workspace, [*paths, *extra_files], flag="the workspace")
-    missing = [path for path in [*paths, *extra_files] if not (workspace / path.name).exists()]
-    students = {path: make_student_notebook(read_notebook(path), path.name) for path in missing if path.suffix == ".ipynb"}
-    for path in missing:
-        target = workspace / path.name
-        if path in students:
-            _write_notebook(students[path], target)
-        else:
-            with file_errors(path, "read"):
-                content = path.read_bytes()
-            with file_errors(target, "write"):
-                target.parent.mkdir(parents=True, exist_ok=True)
-                target.write_bytes(content)
+    with folder_lock(_make_folder(workspace)):
+        missing = [path for path in [*paths, *extra_files] if not (workspace / path.name).exists()]
+        students = {path: make_student_notebook(read_notebook(path), path.name) for path in missing
+                    if path.suffix == ".ipynb"}
+        for path in missing:  # each written atomically: an interruption never leaves half a notebook to keep
+            target = workspace / path.name
+            if path in students:
+                _write_notebook(students[path], target)
+            else:
+                with file_errors(path, "read"):
+                    content = path.read_bytes()
+                _write_file(target, content)
     kept = [workspace / path.name for path in [*paths, *extra_files] if path not in missing]
     return WorkspaceReport(written=[workspace / path.name for path in missing], kept=kept)
 
@@ -248,7 +269,7 @@ def build_nbgrader_course(paths: list[Path], course_dir: Path, force: bool = Fal
             ``force`` is false (a course folder holds releases, submissions and grades).
     """
     check_output_outside(course_dir, paths)
-    if not force and course_dir.is_dir() and any(course_dir.iterdir()):
+    if not force and course_dir.is_dir() and any(p.name not in BOOKKEEPING_NAMES for p in course_dir.iterdir()):
         raise CourseInputError(f"{course_dir} is not empty: choose a new folder, or add --force to write the "
                                "course's source/ and nbgrader_config.py into it (other files stay)")
     marked = []
@@ -256,9 +277,8 @@ def build_nbgrader_course(paths: list[Path], course_dir: Path, force: bool = Fal
         nb = read_notebook(path)
         if find_exercises(nb, path.name):
             marked.append((path, add_nbgrader_metadata(nb, path.stem)))
-    for path, nb in marked:
-        _write_notebook(nb, course_dir / "source" / path.stem / path.name)
-    with file_errors(course_dir / "nbgrader_config.py", "write"):
-        course_dir.mkdir(parents=True, exist_ok=True)
-        (course_dir / "nbgrader_config.py").write_text(NBGRADER_CONFIG.format(course_id=COURSE_ID), encoding="utf-8")
+    with folder_lock(_make_folder(course_dir)):
+        for path, nb in marked:
+            _write_notebook(nb, course_dir / "source" / path.stem / path.name)
+        _write_file(course_dir / "nbgrader_config.py", NBGRADER_CONFIG.format(course_id=COURSE_ID))
     return [path.stem for path, _ in marked]

@@ -57,7 +57,8 @@ from lessons_lib.course.assignments import check_output_outside, find_exercises
 from lessons_lib.course.notebooks import KERNEL_ENV, read_notebook
 from lessons_lib.course.sandbox import (INPUT_DIR, SANDBOX_TMP, Isolation, Limits, choose_isolation, kill_session,
                                         launch_environment, sandbox_command, sandbox_environment)
-from lessons_lib.errors import CourseInputError, file_errors
+from lessons_lib.errors import CourseInputError
+from lessons_lib.files import atomic_write, folder_lock
 from lessons_lib.validation import check_input_dir, check_output_dir
 
 __all__ = [
@@ -446,11 +447,7 @@ def _check_references(staging: Path, reference_dir: Path) -> None:
 def _write_report(report: dict, out_dir: Path) -> None:
     for name, text in ((GRADES_JSON, json.dumps(report, ensure_ascii=False, indent=2) + "\n"),
                        (GRADES_TXT, format_grades(report))):
-        path = out_dir / name
-        with file_errors(path, "write"):
-            tmp = path.with_suffix(path.suffix + ".tmp")
-            tmp.write_text(text, encoding="utf-8")
-            tmp.replace(path)
+        atomic_write(out_dir / name, text)
 
 
 def _students(submissions: Path) -> list[Path]:
@@ -482,10 +479,17 @@ def grade_submissions(submissions: Path, out_dir: Path, reference_dir: Path, *, 
     check_input_dir(reference_dir, "reference folder")
     students = _students(submissions)
     check_output_outside(out_dir, [submissions])
+    chosen = isolation if isinstance(isolation, Isolation) else choose_isolation(isolation)
     check_output_dir(out_dir, "--out")
     limits = limits or Limits()
-    chosen = isolation if isinstance(isolation, Isolation) else choose_isolation(isolation)
     seed = secrets.randbelow(2**31) if seed is None else seed
+    with folder_lock(out_dir):  # one grader at a time writes this report
+        return _grade_all(submissions, students, out_dir, reference_dir, limits, chosen, seed, log)
+
+
+def _grade_all(submissions: Path, students: list[Path], out_dir: Path, reference_dir: Path, limits: Limits,
+               chosen: Isolation, seed: int, log: Callable[[str], None] | None) -> dict:
+    """Stage every submission, then grade each notebook in its sandbox, rewriting the report after each."""
     report: dict = {"isolation": chosen.to_dict(), "limits": limits.to_dict(), "seed": seed, "students": {}}
     with tempfile.TemporaryDirectory(prefix="lessons-staging-") as staging:
         notes = {}

@@ -29,6 +29,7 @@ from typing import Any, Iterator, Mapping
 import nbformat
 
 from lessons_lib.errors import CourseInputError, file_errors
+from lessons_lib.files import atomic_write
 
 KERNEL_NAME = "python3"
 METADATA_KEY = "lessons"
@@ -229,9 +230,10 @@ def execute_notebook(
 
     nb.metadata[METADATA_KEY] = {"source_sha256": source_fingerprint(nb)}
     nb.metadata.pop("papermill", None)
-    with file_errors(target, "write"):
+    with file_errors(target.parent, "create the folder"):
         target.parent.mkdir(parents=True, exist_ok=True)
-        nbformat.write(nb, target)
+    text = nbformat.writes(nb)
+    atomic_write(target, text if text.endswith("\n") else text + "\n")  # in place: never half a lesson
     return ExecutionResult(source=source, output=target, seconds=seconds, cells=len(nb.cells))
 
 

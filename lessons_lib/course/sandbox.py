@@ -1,6 +1,7 @@
 """Running untrusted code (a learner's notebook) in a process of its own, as isolated as the machine allows.
 
-Three levels, tried in this order by :func:`choose_isolation` (``"auto"``), or asked for by name:
+Three levels; ``"auto"`` (:func:`choose_isolation`) means bubblewrap and refuses to go on
+without it, since the two others do not isolate files: a weaker level must be asked for by name.
 
 ``bubblewrap``
     Debian's ``bwrap`` (``apt-get install bubblewrap``) builds a new mount, PID, network,
@@ -279,10 +280,15 @@ def _probe(name: str, user_namespace: bool = True) -> str:
 
 
 def choose_isolation(requested: str = "auto") -> Isolation:
-    """The isolation to use: the best that works (``"auto"``), or the level asked for.
+    """The isolation to use: bubblewrap (``"auto"``), or the level asked for.
+
+    Without bubblewrap a submission can read and write every file the grader's user can (another
+    student's submission, the report), so ``"auto"`` does not fall back to a weaker level:
+    the teacher names one (``namespaces``, ``process``) to grade without file isolation.
 
     Raises:
-        CourseInputError: a level that is unknown, or that does not work on this machine.
+        CourseInputError: a level that is unknown, or that does not work on this machine;
+            ``"auto"`` where bubblewrap does not work (naming the explicit levels).
     """
     check_choice(requested, "isolation", ("auto", *ISOLATIONS))
     if requested == "process":
@@ -296,12 +302,12 @@ def choose_isolation(requested: str = "auto") -> Isolation:
                              "capabilities", user_namespace=False)
         if requested == "bubblewrap":
             raise CourseInputError(f"isolation bubblewrap was asked for, but {problem}")
-        skipped = problem
-    else:
-        skipped = ""
+        raise CourseInputError(
+            f"{problem}; without bubblewrap a submission's files are not isolated (it could read or overwrite "
+            "other students' files and yours), so grading stops here. Install bubblewrap, or grade without file "
+            "isolation by naming a weaker level: `lessons grade --isolation namespaces` (no network, no other "
+            "process) or `lessons grade --isolation process` (trusted submissions only)")
     problem = _probe("namespaces")
     if not problem:
-        return Isolation("namespaces", skipped or "asked for")
-    if requested == "namespaces":
-        raise CourseInputError(f"isolation namespaces was asked for, but {problem}")
-    return Isolation("process", "; ".join(p for p in (skipped, problem) if p))
+        return Isolation("namespaces", "asked for")
+    raise CourseInputError(f"isolation namespaces was asked for, but {problem}")

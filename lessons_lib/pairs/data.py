@@ -11,7 +11,9 @@ Nothing is dropped silently: a malformed line raises :class:`CourseInputError` n
 file and line, or, in lenient mode, is skipped and listed in :attr:`LcqmcSplit.skipped`
 (:func:`write_skipped_lines` writes every one of them, with its reason, to a file). An empty
 split, and a folder holding two candidate files for one split (``train.txt`` and
-``train.tsv``), are errors too. Exact duplicates and pairs seen with both labels are counted
+``train.tsv``), are errors too. So is a sentence longer than :data:`MAX_SENTENCE_CHARS`
+characters: parsing it and its tree-distance matrix grow with its length squared, so such a
+line is refused (or skipped) before any of that work starts. Exact duplicates and pairs seen with both labels are counted
 (and kept, as in the source). :func:`examples_fingerprint` identifies a list of pairs, so
 that a run or its predictions can tell which data they came from. :func:`subsample` draws the
 fixed training subset of a low-resource run (the same for every run of one seed);
@@ -29,10 +31,12 @@ from pathlib import Path
 from typing import Sequence
 
 from lessons_lib.errors import CourseInputError, file_errors
+from lessons_lib.files import atomic_write
 from lessons_lib.paths import LCQMC_ENV_VAR, LCQMC_SAMPLE_DIR
 
 __all__ = [
     "SPLITS",
+    "MAX_SENTENCE_CHARS",
     "PairExample",
     "SkippedLine",
     "LcqmcSplit",
@@ -45,12 +49,17 @@ __all__ = [
     "distinct_sentences",
     "read_lcqmc_file",
     "write_skipped_lines",
+    "format_skipped_lines",
     "find_split_file",
     "resolve_data_dir",
     "load_lcqmc",
 ]
 
 SPLITS = ("train", "dev", "test")
+# The longest sentence the course reads, in characters. LCQMC's questions are far shorter; a
+# 100,000-character one would need a 100,000² tree-distance matrix (tens of GB) and minutes of
+# parsing before the model's max_len cuts it, and a batch of 500-character ones stays ~100 MB.
+MAX_SENTENCE_CHARS = 500
 # File names tried for each split, in order: the sample's, the original release's, others seen in the wild.
 _SPLIT_FILE_PATTERNS = ("{split}.tsv", "{split}.txt", "LCQMC_{split}.tsv", "LCQMC_{split}.txt", "{split}")
 
@@ -169,6 +178,9 @@ def _parse_line(fields: list[str]) -> tuple[str, str, int] | str:
         return "empty first sentence (text_a)"
     if not text_b:
         return "empty second sentence (text_b)"
+    for which, text in (("first sentence (text_a)", text_a), ("second sentence (text_b)", text_b)):
+        if len(text) > MAX_SENTENCE_CHARS:
+            return f"the {which} has {len(text):,} characters, more than the {MAX_SENTENCE_CHARS:,} the course reads"
     return text_a, text_b, int(label_text)
 
 
@@ -317,7 +329,13 @@ def write_skipped_lines(splits: Sequence[LcqmcSplit], path: str | Path) -> int:
 
     The text is written with tabs and line breaks escaped, so that each skipped line stays one row.
     """
-    path = Path(path)
+    text, count = format_skipped_lines(splits)
+    atomic_write(path, text)
+    return count
+
+
+def format_skipped_lines(splits: Sequence[LcqmcSplit]) -> tuple[str, int]:
+    """The TSV text of :func:`write_skipped_lines` and how many lines it lists."""
     rows = ["file\tline\treason\ttext"]
     count = 0
     for split in splits:
@@ -325,9 +343,7 @@ def write_skipped_lines(splits: Sequence[LcqmcSplit], path: str | Path) -> int:
             text = skipped.text.replace("\\", "\\\\").replace("\t", "\\t").replace("\r", "\\r")
             rows.append(f"{split.path}\t{skipped.line}\t{skipped.reason}\t{text}")
             count += 1
-    with file_errors(path, "write"):
-        path.write_text("\n".join(rows) + "\n", encoding="utf-8")
-    return count
+    return "\n".join(rows) + "\n", count
 
 
 def subsample(examples: Sequence[PairExample], fraction: float, seed: int = 0) -> list[PairExample]:

@@ -1,6 +1,7 @@
-"""A training run on disk: what a run folder holds, and how to read a finished run back.
+"""A training run on disk: what a run folder holds, who writes it, and how to read a finished run back.
 
-A run folder (``lessons train --out DIR``, or one run of ``lessons experiment``) holds:
+This module owns the run folder: the names of its files, the one writer of each (atomic,
+see :mod:`lessons_lib.files`), its lock and which of its files may be removed. A run folder (``lessons train --out DIR``, or one run of ``lessons experiment``) holds:
 
 - ``checkpoint.pt`` — after every epoch: weights, optimiser, scheduler and RNG states,
   the per-epoch history, the training and model configs, the vocabulary's fingerprint and
@@ -9,7 +10,15 @@ A run folder (``lessons train --out DIR``, or one run of ``lessons experiment``)
 - ``metrics.json`` — the per-epoch metrics, readable without torch;
 - ``predictions.json`` — dev/test predictions and labels, each with the fingerprint of the
   pairs they were made on (written by ``lessons train`` when the run has finished);
-- ``skipped_lines.tsv`` — with ``--lenient``, every malformed line that was skipped.
+- ``skipped_lines.tsv`` — with ``--lenient``, every malformed line that was skipped;
+- ``.lessons-files.json`` — the SHA-256 of every file above as the course wrote it, and, while
+  a run writes there, ``.lessons.lock`` (its process id): one run at a time per folder.
+
+Every file is written to a temporary name and renamed (:func:`save_checkpoint`,
+:func:`save_metrics`, :func:`save_vocab`, :func:`save_predictions`, :func:`save_skipped_lines`),
+so an interruption or a full disk never leaves half a file. A run that starts afresh
+removes only the files the course wrote (:func:`clear_run_folder`): a file of one of these
+names that the user wrote, or edited since, is refused, never removed or overwritten.
 
 A run's identity is a nested dict of everything that shapes it (the data's fingerprints,
 the model and training options, limits, the vocabulary): a checkpoint is only resumed by a
@@ -23,6 +32,7 @@ loaded. :func:`load_run` gives everything needed to rebuild the model.
 
 from __future__ import annotations
 
+import io
 import json
 import pickle
 import zipfile
@@ -33,6 +43,7 @@ from typing import Any, Mapping, Sequence
 import torch
 
 from lessons_lib.errors import CourseInputError, file_errors
+from lessons_lib.files import folder_lock, record_written, written_by_course
 from lessons_lib.pairs.classifier import PairClassifier
 from lessons_lib.pairs.config import PairClassifierConfig, TrainConfig
 from lessons_lib.pairs.vocab import Vocabulary
@@ -46,6 +57,11 @@ __all__ = [
     "RUN_FILES",
     "TRAINER_FILES",
     "clear_run_folder",
+    "refuse_foreign_files",
+    "run_folder_lock",
+    "save_metrics",
+    "save_vocab",
+    "save_skipped_lines",
     "identity_differences",
     "save_predictions",
     "load_predictions",
@@ -63,14 +79,44 @@ VOCAB_NAME = "vocab.json"
 PREDICTIONS_NAME = "predictions.json"
 SKIPPED_LINES_NAME = "skipped_lines.tsv"
 # The files of a run that the trainer owns: a run that starts afresh removes them first.
-TRAINER_FILES = (CHECKPOINT_NAME, CHECKPOINT_NAME + ".tmp", METRICS_NAME, VOCAB_NAME, PREDICTIONS_NAME)
+TRAINER_FILES = (CHECKPOINT_NAME, METRICS_NAME, VOCAB_NAME, PREDICTIONS_NAME)
 # Every file a run folder may hold.
 RUN_FILES = (*TRAINER_FILES, SKIPPED_LINES_NAME)
 _PREDICTIONS_FORMAT = "lessons-predictions/1"
 
 
+def run_folder_lock(directory: str | Path):
+    """A context manager holding ``directory``'s lock: one run at a time writes a run folder.
+
+    Raises:
+        CourseInputError: another running command holds it (naming the folder).
+    """
+    return folder_lock(directory)
+
+
+def refuse_foreign_files(directory: str | Path, names: Sequence[str]) -> None:
+    """Refuse to go on when one of ``names`` in ``directory`` is a file the course did not write (or that was edited).
+
+    Raises:
+        CourseInputError: naming the folder and the files; nothing was removed or written.
+    """
+    directory = Path(directory)
+    foreign = [name for name in names if (directory / name).exists() and not written_by_course(directory / name)]
+    if foreign:
+        one = len(foreign) == 1
+        raise CourseInputError(
+            f"{directory} holds {', '.join(foreign)}, which the course did not write (or which {'was' if one else 'were'} "
+            f"changed since): the course removes or overwrites only its own files. Move {'it' if one else 'them'} "
+            "elsewhere, or use another output folder (nothing was removed)")
+
+
 def clear_run_folder(directory: str | Path, names: Sequence[str] = RUN_FILES) -> list[Path]:
-    """Delete the run files ``names`` in ``directory`` (other files are left alone); returns the deleted paths."""
+    """Delete the run files ``names`` in ``directory`` that the course wrote there; returns the deleted paths.
+
+    Other files are left alone. A file among ``names`` that the course did not write, or that
+    was changed since, is refused (:func:`refuse_foreign_files`) before anything is deleted.
+    """
+    refuse_foreign_files(directory, names)
     removed = []
     for name in names:
         path = Path(directory) / name
@@ -79,6 +125,27 @@ def clear_run_folder(directory: str | Path, names: Sequence[str] = RUN_FILES) ->
                 path.unlink()
             removed.append(path)
     return removed
+
+
+def save_metrics(directory: str | Path, train_config: dict, model_config: Any, best_epoch: int,
+                 epochs: Sequence[dict]) -> Path:
+    """Write ``metrics.json`` (the per-epoch metrics, readable without torch) into the run folder."""
+    payload = {"train_config": train_config, "model_config": model_config, "best_dev_epoch": best_epoch,
+               "epochs": list(epochs)}
+    return record_written(Path(directory) / METRICS_NAME, json.dumps(payload, indent=2, ensure_ascii=False) + "\n")
+
+
+def save_vocab(directory: str | Path, vocab: Vocabulary) -> Path:
+    """Write the run's ``vocab.json``."""
+    return record_written(Path(directory) / VOCAB_NAME, vocab.to_json())
+
+
+def save_skipped_lines(directory: str | Path, splits: Sequence) -> tuple[Path, int]:
+    """Write ``skipped_lines.tsv`` (every line lenient reading skipped); returns (its path, how many)."""
+    from lessons_lib.pairs.data import format_skipped_lines
+
+    text, count = format_skipped_lines(splits)
+    return record_written(Path(directory) / SKIPPED_LINES_NAME, text), count
 
 
 def identity_differences(saved: Any, current: Any, prefix: str = "") -> list[str]:
@@ -117,9 +184,7 @@ def save_predictions(path: str | Path, splits: Mapping[str, tuple[Sequence[int],
             raise CourseInputError(f"{split}: {len(predictions)} predictions for {len(labels)} labels")
         saved[split] = {"predictions": [int(p) for p in predictions], "labels": [int(y) for y in labels],
                         "fingerprint": fingerprint}
-    with file_errors(path, "write"):
-        path.write_text(json.dumps(saved) + "\n", encoding="utf-8")
-    return path
+    return record_written(path, json.dumps(saved) + "\n")
 
 
 def load_predictions(path: str | Path, split: str) -> dict:
@@ -153,14 +218,14 @@ def load_predictions(path: str | Path, split: str) -> dict:
 
 
 def save_checkpoint(state: dict, path: str | Path) -> Path:
-    """Write ``state`` to ``path`` atomically: an interrupted save never leaves half a file behind."""
-    path = Path(path)
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    with file_errors(path, "write"):
-        with open(tmp, "wb") as handle:  # opened here, so that a failure is an OSError naming the file
-            torch.save(state, handle)
-        tmp.replace(path)
-    return path
+    """Write ``state`` to ``path`` atomically: an interrupted save or a full disk never leaves half a file behind.
+
+    The state is serialised in memory first, so that every failure to write is an ``OSError``
+    (an error naming the file), not one of torch's own.
+    """
+    buffer = io.BytesIO()
+    torch.save(state, buffer)
+    return record_written(path, buffer.getvalue())
 
 
 def load_checkpoint(path: str | Path, vocab: Vocabulary | None = None) -> dict:
@@ -176,14 +241,22 @@ def load_checkpoint(path: str | Path, vocab: Vocabulary | None = None) -> dict:
     with file_errors(path):
         try:
             checkpoint = torch.load(path, map_location="cpu", weights_only=True)
-        except (pickle.UnpicklingError, zipfile.BadZipFile, EOFError, RuntimeError, ValueError) as error:
-            first_line = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-            raise CourseInputError(f"{path} is not a readable course checkpoint ({first_line[:200]})") from None
+        except pickle.UnpicklingError:
+            # torch's own message suggests loading with weights_only=False, which would run the file's code
+            _unreadable_checkpoint(path, "damaged, or holding objects other than tensors, numbers, strings, lists "
+                                         "and dicts, which a course checkpoint never holds; it was not loaded")
+        except (zipfile.BadZipFile, EOFError, RuntimeError, ValueError) as error:
+            _unreadable_checkpoint(path, f"truncated or damaged: {type(error).__name__}")
     if not isinstance(checkpoint, dict) or "model_state" not in checkpoint:
         raise CourseInputError(f"{path} is not a checkpoint written by lessons_lib.pairs.trainer")
     if vocab is not None:
         vocab.check_fingerprint(checkpoint.get("vocab_fingerprint"), where=f"checkpoint {path}")
     return checkpoint
+
+
+def _unreadable_checkpoint(path: Path, reason: str) -> None:
+    raise CourseInputError(f"{path} is not a readable course checkpoint ({reason}); move it away or delete it to "
+                           "start afresh, or use another output folder")
 
 
 @dataclass

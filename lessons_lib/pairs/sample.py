@@ -66,6 +66,7 @@ from itertools import combinations
 from pathlib import Path
 
 from lessons_lib.errors import CourseInputError, file_errors
+from lessons_lib.files import atomic_write_many, folder_lock
 from lessons_lib.pairs.baselines import char_overlap
 from lessons_lib.pairs.data import SPLITS, PairExample
 from lessons_lib.pairs.stats import LCQMC_MEASURED, SplitStatistics, split_statistics
@@ -554,7 +555,8 @@ def build_sample(source: str | Path = SOURCE_FILE, out_dir: str | Path = LCQMC_S
                  seed: int = SampleRecipe.seed, recipe: SampleRecipe | None = None) -> SampleStats:
     """Read the groups, plan the roles, draw the pairs and write ``{train,dev,test}.tsv`` (no header).
 
-    ``seed`` replaces ``recipe.seed`` (the command line's ``--seed``).
+    ``seed`` replaces ``recipe.seed`` (the command line's ``--seed``). The three files are
+    replaced together (a full disk or Ctrl-C leaves the old three), under ``out_dir``'s lock.
     """
     recipe = replace(recipe or SampleRecipe(), seed=seed)
     groups = read_question_groups(source)
@@ -575,11 +577,12 @@ def build_sample(source: str | Path = SOURCE_FILE, out_dir: str | Path = LCQMC_S
     for offset, split in enumerate(SPLITS):  # one generator per split: resizing one never moves another
         positives = [pair for pairs in plan.positives[split].values() for pair in pairs]
         splits[split] = _ordered_examples(positives, negatives[split], random.Random(recipe.seed + 10 + offset))
-        with file_errors(out_dir / f"{split}.tsv", "write"):
-            out_dir.mkdir(parents=True, exist_ok=True)
-            with open(out_dir / f"{split}.tsv", "w", encoding="utf-8", newline="\n") as handle:
-                handle.writelines(f"{e.text_a}\t{e.text_b}\t{e.label}\n" for e in splits[split])
-    verify_sample(splits, owner, plan)
+    verify_sample(splits, owner, plan)  # before anything is written: a failed build leaves the old sample
+    with file_errors(out_dir, "create the folder"):
+        out_dir.mkdir(parents=True, exist_ok=True)
+    with folder_lock(out_dir):  # the three files are replaced together, or none of them
+        atomic_write_many({out_dir / f"{split}.tsv": "".join(f"{e.text_a}\t{e.text_b}\t{e.label}\n" for e in examples)
+                           for split, examples in splits.items()})
     return SampleStats(groups=len(groups), questions=len(owner), topics=len({g.topic for g in groups}),
                        roles=counts, train_groups=sum(role == "train" for role, _ in plan.roles.values()),
                        statistics=split_statistics(splits))

@@ -24,7 +24,6 @@ Scoring lives in :mod:`lessons_lib.pairs.metrics`; the run folder in :mod:`lesso
 from __future__ import annotations
 
 import hashlib
-import json
 import math
 import time
 from dataclasses import asdict, dataclass
@@ -40,9 +39,9 @@ from lessons_lib.pairs.config import TrainConfig
 from lessons_lib.pairs.data import PairExample, examples_fingerprint
 from lessons_lib.pairs.encoding import ExtrasFn, make_batches
 from lessons_lib.pairs.metrics import EvalResult, evaluate
-from lessons_lib.pairs.runs import (CHECKPOINT_NAME, METRICS_NAME, PREDICTIONS_NAME, TRAINER_FILES, VOCAB_NAME,
-                                    clear_run_folder, identity_differences, load_checkpoint, load_weights,
-                                    save_checkpoint)
+from lessons_lib.pairs.runs import (CHECKPOINT_NAME, PREDICTIONS_NAME, TRAINER_FILES, clear_run_folder,
+                                    identity_differences, load_checkpoint, load_weights, refuse_foreign_files,
+                                    run_folder_lock, save_checkpoint, save_metrics, save_vocab)
 from lessons_lib.pairs.vocab import Vocabulary
 
 __all__ = [
@@ -181,17 +180,24 @@ def _training_loss(model: nn.Module, batch) -> torch.Tensor:
     return own(batch) if callable(own) else F.cross_entropy(model(batch), batch.labels)
 
 
+# How a library caller starts afresh; the command line says it with its own flags.
+DEFAULT_RESTART_HINT = "another output folder, or start afresh (resume=False)"
+
+
 class _Trainer:
     """The state of one training run and its named steps (see :func:`train_pair_classifier`)."""
 
     def __init__(self, model: nn.Module, vocab: Vocabulary, config: TrainConfig, device: torch.device,
                  steps_per_epoch: int, extras_fn: ExtrasFn | None, model_config: dict | None,
-                 run_identity: Mapping[str, Any] | None = None) -> None:
+                 run_identity: Mapping[str, Any] | None = None, restart_hint: str = DEFAULT_RESTART_HINT) -> None:
         self.model, self.vocab, self.config, self.device = model, vocab, config, device
         self.extras_fn, self.model_config = extras_fn, model_config
-        self.steps_per_epoch = steps_per_epoch
+        self.steps_per_epoch, self.restart_hint = steps_per_epoch, restart_hint
+        # The thread count is part of the identity: torch's CPU kernels sum in another order with
+        # another count, so a run resumed with another count ends with other weights.
         self.identity = {**(run_identity or {}), "train_config": config.to_dict(), "model_config": model_config,
-                         "vocabulary": vocab.fingerprint(), "parameters": _parameter_fingerprint(model)}
+                         "vocabulary": vocab.fingerprint(), "parameters": _parameter_fingerprint(model),
+                         "threads": torch.get_num_threads()}
         model.to(device)
         self.optimizer = build_optimizer(model, config)
         self.scheduler = build_scheduler(self.optimizer, config, steps_per_epoch * config.epochs)
@@ -206,7 +212,7 @@ class _Trainer:
             shown = "; ".join(differences[:6]) + (f"; and {len(differences) - 6} more" if len(differences) > 6 else "")
             raise CourseInputError(
                 f"cannot resume from {checkpoint_path}: it was written by another run ({shown}). Use the same "
-                "data and options, another output folder, or start afresh (`lessons train --no-resume`)"
+                f"data and options, {self.restart_hint}"
             )
         load_weights(self.model, checkpoint["model_state"], checkpoint_path)
         try:
@@ -281,7 +287,7 @@ class _Trainer:
                         max_len=self.config.max_len, device=self.device, extras_fn=self.extras_fn)
 
     def save(self, out_path: Path) -> None:
-        """The checkpoint and ``metrics.json`` after the last finished epoch."""
+        """The checkpoint and ``metrics.json`` after the last finished epoch (each written atomically)."""
         config = self.config.to_dict()
         save_checkpoint({
             "epoch": self.epoch,
@@ -295,13 +301,7 @@ class _Trainer:
             "vocab_fingerprint": self.vocab.fingerprint(),
             "run_identity": self.identity,
         }, out_path / CHECKPOINT_NAME)
-        with file_errors(out_path / METRICS_NAME, "write"):
-            (out_path / METRICS_NAME).write_text(
-                json.dumps({"train_config": config, "model_config": self.model_config,
-                            "best_dev_epoch": best_dev_epoch(self.history),
-                            "epochs": [asdict(h) for h in self.history]}, indent=2, ensure_ascii=False) + "\n",
-                encoding="utf-8",
-            )
+        save_metrics(out_path, config, self.model_config, best_dev_epoch(self.history), [asdict(h) for h in self.history])
 
 
 def _parameter_fingerprint(model: nn.Module) -> str:
@@ -324,17 +324,20 @@ def _run_identity(splits: tuple, extra: Mapping[str, Any] | None) -> dict:
 
 
 def _settle_run_folder(trainer: _Trainer, out_path: Path, resume: bool, log: Callable[[str], None] | None) -> None:
-    """Resume from ``out_path``'s checkpoint, or clear the previous run's files; then save the vocabulary."""
-    with file_errors(out_path, "create the folder"):
-        out_path.mkdir(parents=True, exist_ok=True)
+    """Resume from ``out_path``'s checkpoint, or clear the previous run's files; then save the vocabulary.
+
+    Only files the course wrote are removed or overwritten: any other file of a run file's
+    name is refused before anything changes (see :func:`lessons_lib.pairs.runs.clear_run_folder`).
+    """
     if resume and (out_path / CHECKPOINT_NAME).is_file():
         trainer.resume(out_path / CHECKPOINT_NAME, log)
+        refuse_foreign_files(out_path, TRAINER_FILES)  # the run writes every one of them again
         clear_run_folder(out_path, [PREDICTIONS_NAME])  # predictions exist only for a finished command
     else:
         removed = clear_run_folder(out_path, TRAINER_FILES)
         if removed and log:
             log(f"starting afresh: removed {', '.join(p.name for p in removed)} of the previous run in {out_path}")
-    trainer.vocab.save(out_path / VOCAB_NAME)
+    save_vocab(out_path, trainer.vocab)
 
 
 def train_pair_classifier(
@@ -355,6 +358,7 @@ def train_pair_classifier(
     run_identity: Mapping[str, Any] | None = None,
     on_start: Callable[[], None] | None = None,
     log: Callable[[str], None] | None = print,
+    restart_hint: str = "",
 ) -> TrainResult:
     """Train ``model`` on ``train_examples``, evaluating on dev (and test) after every epoch.
 
@@ -375,27 +379,41 @@ def train_pair_classifier(
         model_config: stored in the checkpoint so that the model can be rebuilt from it.
         run_identity: what else shapes the run (JSON-like: data file names, limits, ...); stored
             in the checkpoint with the fingerprints of the three splits' pairs, the options, the
-            vocabulary and the parameter shapes, and compared field by field before resuming.
+            vocabulary, the parameter shapes and the torch thread count, and compared field by
+            field before resuming.
         on_start: called once the run folder is settled (resumed, or cleared for a fresh
             start), before the first epoch: the place to write files of one's own there.
         log: where one-line epoch summaries go (``None``: nowhere).
+        restart_hint: how the caller starts afresh, the end of the message refusing a
+            checkpoint of another run (default: another folder, or ``resume=False``).
+
+    While it runs, ``out_dir`` is locked (:func:`lessons_lib.pairs.runs.run_folder_lock`): a
+    second run on the same folder is refused.
 
     Raises:
-        CourseInputError: empty splits, a checkpoint of another run, or a loss that is not finite.
+        CourseInputError: empty splits, a checkpoint of another run, another run writing
+            ``out_dir``, a file there that the course did not write, or a loss that is not finite.
     """
     if len(train_examples) == 0 or len(dev_examples) == 0:
         raise CourseInputError("training needs non-empty train and dev splits")
     trainer = _Trainer(model, vocab, config, resolve_device(device), math.ceil(len(train_examples) / config.batch_size),
-                       extras_fn, model_config, _run_identity((train_examples, dev_examples, test_examples), run_identity))
-    out_path = Path(out_dir) if out_dir is not None else None
-    if out_path is not None:
-        _settle_run_folder(trainer, out_path, resume, log)
-    if on_start is not None:
-        on_start()
-    resumed_from = trainer.epoch
+                       extras_fn, model_config, _run_identity((train_examples, dev_examples, test_examples), run_identity),
+                       restart_hint or DEFAULT_RESTART_HINT)
+    splits = (train_examples, dev_examples, test_examples)
     last_epoch = config.epochs if stop_after_epoch is None else min(config.epochs, stop_after_epoch)
-    dev_result, test_result = _train_until(trainer, last_epoch, (train_examples, dev_examples, test_examples),
-                                           out_path, progress, log)
+    if out_dir is None:
+        if on_start is not None:
+            on_start()
+        return TrainResult(trainer.history, *_train_until(trainer, last_epoch, splits, None, progress, log), 0)
+    out_path = Path(out_dir)
+    with file_errors(out_path, "create the folder"):
+        out_path.mkdir(parents=True, exist_ok=True)
+    with run_folder_lock(out_path):
+        _settle_run_folder(trainer, out_path, resume, log)
+        if on_start is not None:
+            on_start()
+        resumed_from = trainer.epoch
+        dev_result, test_result = _train_until(trainer, last_epoch, splits, out_path, progress, log)
     return TrainResult(trainer.history, dev_result, test_result, resumed_from)
 
 

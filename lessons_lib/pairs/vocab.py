@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Iterable, Sequence
 
 from lessons_lib.errors import CourseInputError, file_errors
+from lessons_lib.files import atomic_write
 from lessons_lib.validation import check_int
 
 __all__ = ["PAD", "UNK", "CLS", "SEP", "SPECIAL_TOKENS", "tokenize_chars", "Vocabulary"]
@@ -104,13 +105,16 @@ class Vocabulary:
     def to_dict(self) -> dict:
         return {"format": _FORMAT, "fingerprint": self.fingerprint(), "tokens": self.tokens}
 
+    def to_json(self) -> str:
+        """The text of a ``vocab.json`` (UTF-8 JSON, one list of tokens)."""
+        return json.dumps(self.to_dict(), ensure_ascii=False, indent=0) + "\n"
+
     def save(self, path: str | Path) -> Path:
-        """Write the vocabulary as JSON (UTF-8, one list of tokens)."""
+        """Write the vocabulary as JSON (UTF-8, one list of tokens), atomically."""
         path = Path(path)
-        with file_errors(path, "write"):
+        with file_errors(path.parent, "create the folder"):
             path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(json.dumps(self.to_dict(), ensure_ascii=False, indent=0) + "\n", encoding="utf-8")
-        return path
+        return atomic_write(path, self.to_json())
 
     @classmethod
     def from_dict(cls, data: dict, where: str = "vocabulary") -> "Vocabulary":

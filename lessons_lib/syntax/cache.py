@@ -24,7 +24,7 @@ from typing import Callable, Iterable, Iterator, Sequence
 
 from lessons_lib import paths
 from lessons_lib.errors import CourseInputError, file_errors
-from lessons_lib.validation import check_int
+from lessons_lib.validation import check_int, check_not_a_file
 from lessons_lib.syntax.parser import Parse, check_texts, doc_to_parse
 
 DEFAULT_CACHE_DIR = paths.DATA_DIR / "cache" / "parses"
@@ -39,6 +39,22 @@ def cache_key(text: str, parser_name: str, parser_version: str) -> str:
     return hashlib.sha256(f"{parser_name}\0{parser_version}\0{text}".encode("utf-8")).hexdigest()
 
 
+def _database_problem(path: Path, error: sqlite3.Error) -> str:
+    """What an SQLite error on the cache file ``path`` means for the user, in one line."""
+    code = getattr(error, "sqlite_errorname", "") or ""
+    keep = "its parses are kept; run the same command again once it is fixed, or give another --cache-dir"
+    if code.startswith("SQLITE_READONLY") or code.startswith("SQLITE_PERM") or code.startswith("SQLITE_CANTOPEN"):
+        return f"cannot write the parse cache {path} ({error}): make it and its folder writable; {keep}"
+    if code == "SQLITE_FULL" or "disk is full" in str(error):
+        return f"cannot write the parse cache {path}: the disk is full ({error}); free some space; {keep}"
+    if code.startswith("SQLITE_BUSY") or code.startswith("SQLITE_LOCKED"):
+        return f"the parse cache {path} is in use by another program ({error}); {keep}"
+    if code.startswith("SQLITE_IOERR"):
+        return f"cannot read or write the parse cache {path} ({error}); {keep}"
+    return (f"parse cache {path} is not a readable parse cache ({error}); delete it and parse again "
+            "(`lessons preparse --data-dir DIR`)")
+
+
 class ParseCache:
     """Parses of one parser (name + version), stored under ``directory``.
 
@@ -50,9 +66,7 @@ class ParseCache:
     def __init__(self, directory: str | os.PathLike, parser_name: str, parser_version: str) -> None:
         if not parser_name or not parser_version:
             raise CourseInputError("`parser_name` and `parser_version` must be non-empty")
-        self.directory = Path(directory)
-        if self.directory.exists() and not self.directory.is_dir():
-            raise CourseInputError(f"parse cache folder {self.directory} is a file, not a folder")
+        self.directory = check_not_a_file(directory, "parse cache folder")
         self.path = self.directory / CACHE_FILE
         self.parser_name = parser_name
         self.parser_version = parser_version
@@ -68,12 +82,15 @@ class ParseCache:
 
     @contextlib.contextmanager
     def _database_errors(self) -> Iterator[None]:
-        """An SQLite error (a damaged or foreign file) as a :class:`CourseInputError` naming the file."""
+        """An SQLite error as a :class:`CourseInputError` naming the file and what to do.
+
+        Only a damaged or foreign file is worth deleting; a cache that is read-only, on a full
+        disk or locked by another program is fine as it is and is not to be thrown away.
+        """
         try:
             yield
         except sqlite3.Error as error:
-            raise CourseInputError(f"parse cache {self.path} is not a readable parse cache ({error}); "
-                                   "delete it and parse again (`lessons preparse`)") from None
+            raise CourseInputError(_database_problem(self.path, error)) from None
 
     def close(self) -> None:
         self._db.close()

@@ -34,6 +34,7 @@ from typing import Iterable, Sequence
 
 from lessons_lib import paths
 from lessons_lib.errors import CourseInputError
+from lessons_lib.pairs.data import MAX_SENTENCE_CHARS
 from lessons_lib.syntax.trees import ROOT_HEAD, heads_from_spacy, validate_heads
 
 OFFICIAL_PIPELINES = ("zh_core_web_sm", "zh_core_web_md", "zh_core_web_lg", "zh_core_web_trf")
@@ -251,11 +252,17 @@ def doc_to_parse(doc, name: str | None = None) -> Parse:
 
 
 def check_texts(texts: Sequence[str]) -> list[str]:
-    """Reject non-strings and empty texts, naming their position."""
+    """Reject non-strings, empty texts and texts longer than ``MAX_SENTENCE_CHARS``, naming their position.
+
+    The length is refused before parsing: parsing and tree distances grow with its square.
+    """
     texts = list(texts)
     for i, text in enumerate(texts):
         if not isinstance(text, str) or not text.strip():
             raise CourseInputError(f"`texts`[{i}] must be a non-empty string, got {text!r}")
+        if len(text) > MAX_SENTENCE_CHARS:
+            raise CourseInputError(f"`texts`[{i}] has {len(text):,} characters, more than the "
+                                   f"{MAX_SENTENCE_CHARS:,} the course parses ({text[:40]!r}...)")
     return texts
 
 

@@ -27,6 +27,7 @@ from typing import Iterable, Sequence
 
 from lessons_lib import paths
 from lessons_lib.errors import CourseInputError
+from lessons_lib.files import atomic_write
 from lessons_lib.syntax.treebank import TreebankSentence, read_conllu
 from lessons_lib.syntax.trees import heads_to_spacy
 from lessons_lib.validation import check_choice
@@ -299,11 +300,24 @@ def _train_and_save(train_set, dev_set, work: Path, config: Path, max_epochs: in
     seconds = time.perf_counter() - start
     nlp = spacy.load(work / "model" / f"model-{select}")
     nlp.meta.update({"name": model_name, **_MODEL_META})
-    if output.exists():
-        shutil.rmtree(output)
-    nlp.to_disk(output)
-    scrub_training_paths(output)
+    staged = output.with_name(f".{output.name}.{os.getpid()}.tmp")  # the old pipeline stays until the new one is whole
+    shutil.rmtree(staged, ignore_errors=True)
+    try:
+        nlp.to_disk(staged)
+        scrub_training_paths(staged)
+        if output.exists():
+            shutil.rmtree(output)
+        staged.rename(output)
+    finally:
+        shutil.rmtree(staged, ignore_errors=True)
     return seconds
+
+
+def _check_replaceable(output: Path) -> None:
+    """Refuse an ``output`` folder that holds something other than a spaCy pipeline: it is replaced as a whole."""
+    if output.is_dir() and any(output.iterdir()) and not (output / "meta.json").is_file():
+        raise CourseInputError(f"--output {output} holds files that are not a spaCy pipeline (no meta.json); the "
+                               "trained parser replaces the whole folder: choose a new or empty one")
 
 
 def _evaluate_saved(output: Path, ud: dict[str, list[TreebankSentence]], split: dict[str, list[TreebankSentence]]):
@@ -369,6 +383,7 @@ def train_parser(
     split = split_course_treebank(hand, templates if use_templates else [])
     train_set, dev_set, counts = _training_sets(ud, split, use_course, use_ud, templates_per_frame)
     output = Path(output)
+    _check_replaceable(output)
     log(f"training on {len(train_set)} sentences ({counts}); dev {len(dev_set)}")
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(work_dir) if work_dir is not None else Path(tmp)
@@ -379,9 +394,9 @@ def train_parser(
 
 
 def save_scores(run: ParserTrainingRun, path: str | os.PathLike = SCORES_FILE) -> None:
-    """Write the run's counts, scores, size and training time as JSON."""
-    Path(path).write_text(json.dumps({
+    """Write the run's counts, scores, size and training time as JSON (atomically)."""
+    atomic_write(path, json.dumps({
         "training_sentences": run.counts, "scores": run.scores, "jieba_oracle_uas": run.jieba_ceilings,
         "model_bytes": run.model_bytes,
         "training_seconds": round(run.seconds, 1),
-    }, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+    }, ensure_ascii=False, indent=2) + "\n")

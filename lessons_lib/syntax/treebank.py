@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Iterable, Sequence
 
 from lessons_lib.errors import CourseInputError, file_errors
+from lessons_lib.files import atomic_write
 from lessons_lib.syntax.trees import heads_from_conllu, heads_to_conllu, validate_heads
 
 # The 37 universal relations of UD v2; a subtype ("discourse:sp", "obl:tmod") is accepted
@@ -225,6 +226,5 @@ def format_conllu(sentences: Iterable[TreebankSentence]) -> str:
 
 
 def write_conllu(sentences: Iterable[TreebankSentence], path: str | os.PathLike) -> None:
-    """Write ``sentences`` as CoNLL-U (UTF-8, ``\\n`` line ends)."""
-    with file_errors(path, "write"):
-        Path(path).write_text(format_conllu(sentences), encoding="utf-8")
+    """Write ``sentences`` as CoNLL-U (UTF-8, ``\\n`` line ends), atomically."""
+    atomic_write(path, format_conllu(sentences))

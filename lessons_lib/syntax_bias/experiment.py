@@ -188,6 +188,7 @@ def _train_and_score(model: SyntaxBiasedPairClassifier, data: LcqmcData, prepare
         model, prepared.train, data.dev.examples, prepared.vocab, train_config,
         out_dir=None if place.run_dir is None else Path(place.work_dir) / place.run_dir, device=place.device,
         progress=place.progress, log=None, extras_fn=extras_fn, model_config=model_spec,
+        restart_hint="another --work-dir, or move this run's folder away to train it afresh",
     )
     # The test split is scored once, after training: nothing is ever chosen by it.
     test = evaluate(model, data.test.examples, prepared.vocab, batch_size=train_config.eval_batch_size,

@@ -1,0 +1,262 @@
+"""Files the course writes: atomically, under a lock, and recorded so that only they are ever removed.
+
+- :func:`atomic_write` / :func:`atomic_write_many`: the data goes to a temporary file in
+  the same folder, is flushed to disk and then renamed over the target, so a reader sees
+  the old file or the new one, never half of one. A failure (a full disk, Ctrl-C) removes
+  the temporary file and leaves the old file as it was; an ``OSError`` becomes a
+  :class:`~lessons_lib.errors.CourseInputError` naming the file. Each process writes its
+  own temporary name, so two processes never write into the same temporary file.
+- :func:`folder_lock`, :func:`file_lock`: one command at a time on a folder (or a file): a lock file created
+  with ``O_EXCL`` holds the process id and is removed on exit. A second command gets an
+  error naming the folder; a lock whose process is gone (killed) is taken over with a note.
+- :func:`record_written` / :func:`written_by_course`: a folder's manifest
+  (:data:`MANIFEST_NAME`) holds the SHA-256 of every file the course wrote there. A file
+  counts as the course's only while its bytes are the ones recorded: a file of the same name
+  that the user wrote or edited is never removed or overwritten as if it were the course's.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Callable, Iterator, Mapping
+
+from lessons_lib.errors import CourseInputError, file_errors
+
+__all__ = [
+    "LOCK_NAME",
+    "MANIFEST_NAME",
+    "BOOKKEEPING_NAMES",
+    "atomic_write",
+    "atomic_write_many",
+    "atomic_via",
+    "folder_lock",
+    "file_lock",
+    "record_written",
+    "written_by_course",
+    "foreign_entries",
+]
+
+# The lock file of a folder being written, and the record of the files the course wrote there.
+LOCK_NAME = ".lessons.lock"
+MANIFEST_NAME = ".lessons-files.json"
+# Files of a folder that are the course's bookkeeping, not its content.
+BOOKKEEPING_NAMES = (LOCK_NAME, MANIFEST_NAME)
+_MANIFEST_FORMAT = "lessons-files/1"
+# Locks this process holds: path → how many times it was taken (a command may nest them).
+_HELD: dict[str, int] = {}
+
+
+def _encode(data: bytes | str) -> bytes:
+    return data.encode("utf-8") if isinstance(data, str) else data
+
+
+def _temporary(path: Path) -> Path:
+    return path.with_name(f".{path.name}.{os.getpid()}.tmp")
+
+
+def _write_temporary(path: Path, data: bytes) -> Path:
+    tmp = _temporary(path)
+    try:
+        with open(tmp, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    return tmp
+
+
+def atomic_write(path: str | os.PathLike, data: bytes | str) -> Path:
+    """Write ``data`` (``str``: as UTF-8) to ``path`` through a temporary file and a rename.
+
+    Raises:
+        CourseInputError: the file cannot be written (a missing folder, no permission, a full
+            disk), naming it; the old file is then unchanged.
+    """
+    path = Path(path)
+    with file_errors(path, "write"):
+        tmp = _write_temporary(path, _encode(data))
+        try:
+            tmp.replace(path)
+        except BaseException:
+            tmp.unlink(missing_ok=True)
+            raise
+    return path
+
+
+def atomic_write_many(contents: Mapping[str | os.PathLike, bytes | str]) -> list[Path]:
+    """Write several files so that either all of them are new or none is.
+
+    Every file is written to its temporary name first; only when all were written are they
+    renamed (renames do not fail for want of space). A failure removes the temporary files
+    and leaves every old file as it was.
+    """
+    written: list[tuple[Path, Path]] = []
+    try:
+        for path, data in contents.items():
+            path = Path(path)
+            with file_errors(path, "write"):
+                written.append((_write_temporary(path, _encode(data)), path))
+        for tmp, path in written:
+            with file_errors(path, "write"):
+                tmp.replace(path)
+    finally:
+        for tmp, _ in written:
+            tmp.unlink(missing_ok=True)
+    return [path for _, path in written]
+
+
+def atomic_via(path: str | os.PathLike, writer: Callable[[Path], object]) -> Path:
+    """Let ``writer(temporary path)`` write the file, then rename it to ``path``: for writers that take a path.
+
+    A failure (an error, Ctrl-C) removes the temporary file and leaves ``path`` as it was.
+    """
+    path = Path(path)
+    tmp = _temporary(path)
+    try:
+        writer(tmp)
+        with file_errors(path, "write"):
+            tmp.replace(path)
+    finally:
+        tmp.unlink(missing_ok=True)
+    return path
+
+
+def _lock_owner(lock: Path) -> int | None:
+    """The process id written in ``lock`` (``None``: unreadable or empty)."""
+    try:
+        return int(lock.read_text(encoding="utf-8").split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process: alive
+        return True
+    return True
+
+
+def _take_lock(lock: Path, target: Path) -> None:
+    for _ in range(3):
+        try:
+            fd = os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+        except FileExistsError:
+            owner = _lock_owner(lock)
+            if owner is None or (owner != os.getpid() and _alive(owner)):
+                who = "another command" if owner is None else f"another command (process {owner})"
+                raise CourseInputError(
+                    f"{target} is in use by {who}: wait until it has finished, or use another folder "
+                    f"(its lock file is {lock})") from None
+            print(f"note: taking over the lock {lock} of process {owner}, which is no longer running",
+                  file=sys.stderr)
+            lock.unlink(missing_ok=True)
+            continue
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(f"{os.getpid()}\n")
+        return
+    raise CourseInputError(f"{target}: could not take its lock file {lock}; another command keeps taking it")
+
+
+@contextlib.contextmanager
+def folder_lock(folder: str | os.PathLike) -> Iterator[Path]:
+    """Hold the lock of the existing ``folder`` (``folder/.lessons.lock``) while the block writes in it.
+
+    The same process may take a lock it holds again (a command that locks its output folder
+    calls the trainer, which locks the run folder); it is removed when the outermost holder
+    leaves.
+
+    Raises:
+        CourseInputError: another running process holds the lock (naming ``folder``).
+    """
+    with _holding(Path(folder) / LOCK_NAME, Path(folder)) as lock:
+        yield lock
+
+
+@contextlib.contextmanager
+def file_lock(path: str | os.PathLike) -> Iterator[Path]:
+    """Hold the lock of the file ``path`` (``path.lock`` next to it) while the block writes it; as :func:`folder_lock`."""
+    path = Path(path)
+    with _holding(path.with_name(path.name + ".lock"), path) as lock:
+        yield lock
+
+
+@contextlib.contextmanager
+def _holding(lock: Path, target: Path) -> Iterator[Path]:
+    key = os.path.abspath(lock)
+    if _HELD.get(key):
+        _HELD[key] += 1
+    else:
+        with file_errors(lock, "create the lock file"):
+            _take_lock(lock, target)
+        _HELD[key] = 1
+    try:
+        yield lock
+    finally:
+        _HELD[key] -= 1
+        if not _HELD[key]:
+            del _HELD[key]
+            if _lock_owner(lock) == os.getpid():
+                lock.unlink(missing_ok=True)
+
+
+def _digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _read_manifest(folder: Path) -> dict[str, str]:
+    try:
+        saved = json.loads((folder / MANIFEST_NAME).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(saved, dict) or saved.get("format") != _MANIFEST_FORMAT or not isinstance(saved.get("files"), dict):
+        return {}
+    return {str(k): str(v) for k, v in saved["files"].items()}
+
+
+def record_written(path: str | os.PathLike, data: bytes | str) -> Path:
+    """Write ``data`` to ``path`` atomically and record it in its folder's manifest as the course's."""
+    path = Path(path)
+    data = _encode(data)
+    atomic_write(path, data)
+    files = _read_manifest(path.parent)
+    files[path.name] = _digest(data)
+    atomic_write(path.parent / MANIFEST_NAME,
+                 json.dumps({"format": _MANIFEST_FORMAT, "files": dict(sorted(files.items()))}, indent=1) + "\n")
+    return path
+
+
+def written_by_course(path: str | os.PathLike) -> bool:
+    """Whether ``path`` is a file the course wrote (recorded in its folder's manifest) and nobody changed since."""
+    path = Path(path)
+    expected = _read_manifest(path.parent).get(path.name)
+    if expected is None or not path.is_file():
+        return False
+    with file_errors(path):
+        return _digest(path.read_bytes()) == expected
+
+
+def foreign_entries(folder: str | os.PathLike) -> list[str]:
+    """The names in ``folder`` that the course did not write, or that were changed since (sorted).
+
+    Sub-folders count entry by entry; the course's bookkeeping files are not listed.
+    """
+    folder = Path(folder)
+    if not folder.is_dir():
+        return []
+    out = []
+    for path in sorted(folder.rglob("*")):
+        if path.is_dir() or path.name in BOOKKEEPING_NAMES:
+            continue
+        if not written_by_course(path):
+            out.append(str(path.relative_to(folder)))
+    return out

@@ -1,0 +1,507 @@
+"""Nothing the user has is lost: one command per folder, whole files only, bounded inputs, Ctrl-C, only the course's files removed.
+
+One test class per kind of loss: two commands on one folder (:class:`TestOneCommandPerFolder`),
+a full disk (:class:`TestFullDisk`, on a small tmpfs where one can be mounted), inputs whose
+cost grows with their square (:class:`TestBoundedInputs`), Ctrl-C (:class:`TestCtrlC`), files
+the course did not write (:class:`TestOnlyTheCoursesFiles`) and what a run's identity and the
+error messages say (:class:`TestIdentityAndHints`, with :func:`test_every_suggested_command_exists`
+walking every message of the package).
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import re
+import shutil
+import sqlite3
+import subprocess
+import time
+from pathlib import Path
+
+import nbformat
+import pytest
+import torch
+
+from lessons_lib.cli import build_parser, main
+from lessons_lib.errors import CourseInputError
+from lessons_lib.files import LOCK_NAME
+from lessons_lib.paths import LCQMC_ENV_VAR, LCQMC_SAMPLE_DIR, NOTEBOOKS_DIR, REPO_ROOT
+
+TINY = ["--limit-train", "24", "--d-model", "16", "--d-ff", "16", "--n-heads", "2", "--epochs", "1",
+        "--threads", "1", "--no-progress"]
+LESSON = NOTEBOOKS_DIR / "01_dot_product_attention.ipynb"
+
+
+@pytest.fixture(autouse=True)
+def _no_lcqmc_variable(monkeypatch):
+    monkeypatch.delenv(LCQMC_ENV_VAR, raising=False)
+
+
+def _run(argv: list[str], capsys) -> tuple[int, str, str]:
+    try:
+        code = main([str(a) for a in argv])
+    except KeyboardInterrupt:  # escaping main is what a traceback on the console is
+        pytest.fail("Ctrl-C escaped the command: the user sees a KeyboardInterrupt traceback")
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def _one_error_line(err: str) -> str:
+    lines = [line for line in err.splitlines() if line.startswith("error: ")]
+    assert len(lines) == 1 and "Traceback" not in err, err
+    return lines[0]
+
+
+def _snapshot(folder: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def _train(out: Path, capsys, *extra: str) -> tuple[int, str, str]:
+    return _run(["train", "--out", out, *TINY, *extra], capsys)
+
+
+@pytest.fixture
+def small_disk(tmp_path):
+    """``small_disk(size)``: a fresh tmpfs of ``size`` (``"64k"``), unmounted afterwards; skipped where none can be mounted."""
+    mounted: list[Path] = []
+
+    def mount(size: str) -> Path:
+        folder = tmp_path / f"disk{len(mounted)}"
+        folder.mkdir()
+        if os.geteuid() != 0 or shutil.which("mount") is None:
+            pytest.skip("a small tmpfs needs root and mount(8): the full-disk cases are not run here")
+        done = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(folder)],
+                              capture_output=True, text=True)
+        if done.returncode != 0:
+            pytest.skip(f"cannot mount a small tmpfs here ({done.stderr.strip()[:200]})")
+        mounted.append(folder)
+        return folder
+
+    yield mount
+    for folder in mounted:
+        subprocess.run(["umount", "-l", str(folder)], capture_output=True)
+
+
+class TestOneCommandPerFolder:
+    def test_a_second_run_on_a_folder_in_use_is_refused_naming_it(self, tmp_path, capsys):
+        out = tmp_path / "run"
+        out.mkdir()
+        holder = subprocess.Popen(["sleep", "60"])  # a live process that holds the folder
+        try:
+            (out / LOCK_NAME).write_text(f"{holder.pid}\n", encoding="utf-8")
+            code, text, err = _train(out, capsys)
+        finally:
+            holder.kill()
+            holder.wait()
+        line = _one_error_line(err)
+        assert code == 2 and f"{out} is in use by another command (process {holder.pid})" in line
+        assert "epoch 1:" not in text and _snapshot(out) == {LOCK_NAME: f"{holder.pid}\n".encode()}
+
+    def test_a_lock_left_by_a_killed_run_is_taken_over_with_a_note(self, tmp_path, capsys):
+        out = tmp_path / "run"
+        out.mkdir()
+        dead = subprocess.Popen(["true"])
+        dead.wait()
+        (out / LOCK_NAME).write_text(f"{dead.pid}\n", encoding="utf-8")
+        code, text, err = _train(out, capsys)
+        assert code == 0 and f"taking over the lock {out / LOCK_NAME} of process {dead.pid}" in err
+        assert not (out / LOCK_NAME).exists() and (out / "checkpoint.pt").is_file()
+
+    def test_two_real_runs_on_one_folder_leave_one_consistent_run(self, tmp_path):
+        out = tmp_path / "run"
+        command = ["nice", "-n", "19", os.sys.executable, "-m", "lessons_lib.cli", "train", "--out", str(out), *TINY]
+        env = {**os.environ, "PYTHONPATH": str(REPO_ROOT), "OMP_NUM_THREADS": "1"}
+        env.pop(LCQMC_ENV_VAR, None)
+        runs = [subprocess.Popen([*command, "--epochs", "3", "--seed", seed], env=env, stdout=subprocess.PIPE,
+                                 stderr=subprocess.PIPE, text=True) for seed in ("0", "5")]
+        errors = [run.communicate(timeout=600)[1] for run in runs]
+        codes = [run.returncode for run in runs]
+        assert sorted(codes) == [0, 2], errors  # one finishes; the other is refused: in use, or another run's folder
+        winner = ("0", "5")[codes.index(0)]
+        loser_error = errors[codes.index(2)]
+        assert "Traceback" not in loser_error and ("is in use by another command" in loser_error
+                                                   or "cannot resume from" in loser_error), loser_error
+        metrics = json.loads((out / "metrics.json").read_text(encoding="utf-8"))
+        checkpoint = torch.load(out / "checkpoint.pt", weights_only=True)
+        assert metrics["train_config"]["seed"] == checkpoint["train_config"]["seed"] == int(winner)
+        assert len(metrics["epochs"]) == checkpoint["epoch"] == 3 and not (out / LOCK_NAME).exists()
+
+    def test_an_experiment_refuses_a_results_file_another_one_is_writing(self, tmp_path, capsys, monkeypatch):
+        from lessons_lib.cli import experiment_commands
+
+        monkeypatch.setattr(experiment_commands, "_data_and_parses", lambda args, config: (None, None))
+        out = tmp_path / "results.json"
+        (tmp_path / "results.json.lock").write_text("1\n", encoding="utf-8")  # held by process 1, which never ends
+        code, _, err = _run(["experiment", "--out", out, "--threads", "1"], capsys)
+        assert code == 2 and f"{out} is in use by another command (process 1)" in _one_error_line(err)
+        assert not out.exists()
+
+
+class TestFullDisk:
+    def test_build_sample_on_a_full_disk_keeps_the_old_sample_whole(self, small_disk, capsys):
+        disk = small_disk("1m")
+        for name in ("train.tsv", "dev.tsv", "test.tsv"):
+            shutil.copy(LCQMC_SAMPLE_DIR / name, disk / name)
+        before = _snapshot(disk)
+        code, _, err = _run(["build-sample", "--out-dir", disk, "--seed", "7"], capsys)
+        line = _one_error_line(err)
+        assert code == 2 and "No space left on device" in line and str(disk) in line
+        assert _snapshot(disk) == before  # the old three files, byte for byte; no temporary file left
+        from lessons_lib.pairs.data import load_lcqmc
+
+        assert len(load_lcqmc(disk).train) > 0
+
+    def test_a_checkpoint_that_does_not_fit_is_one_error_line_naming_it(self, small_disk, capsys):
+        out = small_disk("64k")
+        code, _, err = _train(out, capsys)
+        line = _one_error_line(err)
+        assert code == 2 and f"cannot write {out / 'checkpoint.pt'}: No space left on device" in line
+        assert not (out / "checkpoint.pt").exists() and not [p for p in out.iterdir() if p.name.endswith(".tmp")]
+
+    def test_a_workspace_on_a_full_disk_holds_no_half_notebook(self, small_disk, capsys):
+        disk = small_disk("256k")
+        code, _, err = _run(["workspace", disk / "ws"], capsys)
+        assert code == 2 and "No space left on device" in _one_error_line(err)
+        from lessons_lib.course.notebooks import read_notebook
+
+        for path in (disk / "ws").glob("*.ipynb"):
+            read_notebook(path)  # every notebook there is whole
+        assert not [p for p in (disk / "ws").iterdir() if p.name.endswith(".tmp")]
+
+    def test_a_full_parse_cache_is_not_called_damaged(self, small_disk):
+        from lessons_lib.syntax.cache import ParseCache
+        from lessons_lib.syntax.parser import Parse
+
+        disk = small_disk("64k")
+        cache = ParseCache(disk, "p", "1")
+        with pytest.raises(CourseInputError) as caught:
+            for start in range(0, 100_000, 200):
+                cache.put_many([Parse(f"句子{i}" * 20, [f"句子{i}" * 20], [-1], ["root"]) for i in range(start, start + 200)])
+        message = str(caught.value)
+        assert "the disk is full" in message and "delete" not in message and str(disk / "parses.sqlite") in message
+
+
+class TestBoundedInputs:
+    @pytest.fixture
+    def long_question(self, tmp_path) -> Path:
+        data = tmp_path / "data"
+        shutil.copytree(LCQMC_SAMPLE_DIR, data)
+        with open(data / "dev.tsv", "a", encoding="utf-8") as handle:
+            handle.write("怎" * 100_000 + "\t红烧肉怎么做\t1\n")
+        return data
+
+    @pytest.mark.parametrize("command", [
+        ["train", "--out", "{tmp}/run", *TINY],
+        ["preparse", "--cache-dir", "{tmp}/cache"],
+        ["experiment", "--out", "{tmp}/r.json", "--threads", "1", "--no-progress"],
+    ], ids=["train", "preparse", "experiment"])
+    def test_a_huge_question_is_refused_naming_the_line_and_the_limit(self, long_question, tmp_path, capsys, command):
+        from lessons_lib.pairs.data import MAX_SENTENCE_CHARS
+
+        line_number = len((long_question / "dev.tsv").read_text(encoding="utf-8").splitlines())
+        argv = [a.format(tmp=tmp_path) for a in command] + ["--data-dir", long_question]
+        started = time.perf_counter()
+        code, _, err = _run(argv, capsys)
+        line = _one_error_line(err)
+        assert code == 2 and f"{long_question / 'dev.tsv'}, line {line_number}" in line
+        assert f"100,000 characters, more than the {MAX_SENTENCE_CHARS:,}" in line
+        assert time.perf_counter() - started < 60  # refused before any parsing or distance matrix
+
+    def test_lenient_reading_skips_it_with_the_reason(self, long_question):
+        from lessons_lib.pairs.data import load_lcqmc
+
+        data = load_lcqmc(long_question, lenient=True)
+        assert len(data.dev.skipped) == 1 and "more than the" in data.dev.skipped[0].reason
+
+    def test_the_parser_refuses_a_text_past_the_limit_before_parsing(self):
+        from lessons_lib.syntax.parser import check_texts
+
+        with pytest.raises(CourseInputError, match=r"`texts`\[1\] has 100,000 characters"):
+            check_texts(["短句", "长" * 100_000])
+
+
+class TestCtrlC:
+    @pytest.fixture
+    def interrupt(self):
+        def raise_interrupt(*args, **kwargs):
+            raise KeyboardInterrupt
+
+        return raise_interrupt
+
+    def test_experiment(self, tmp_path, capsys, monkeypatch, interrupt):
+        from lessons_lib.cli import experiment_commands
+
+        monkeypatch.setattr(experiment_commands, "_data_and_parses", interrupt)
+        code, out, err = _run(["experiment", "--out", tmp_path / "r.json", "--threads", "1"], capsys)
+        assert code == 130 and err == ""
+        assert out.strip() == (f"interrupted; every finished epoch of every run is checkpointed under "
+                               f"{tmp_path / 'r_runs'} and {tmp_path / 'r.json'} is unchanged: run the same command "
+                               "again to resume")
+        assert not (tmp_path / "r.json.lock").exists()
+
+    def test_preparse(self, tmp_path, capsys, monkeypatch, interrupt):
+        from lessons_lib.syntax import cache
+
+        monkeypatch.setattr(cache, "lcqmc_sentences", interrupt)
+        code, out, err = _run(["preparse", "--data-dir", LCQMC_SAMPLE_DIR, "--cache-dir", tmp_path], capsys)
+        assert code == 130 and err == "" and out.strip() == (
+            f"interrupted; the sentences parsed so far are kept in the parse cache {tmp_path}: run the same command "
+            "again to parse the rest")
+
+    def test_grade(self, tmp_path, capsys, monkeypatch, interrupt):
+        from lessons_lib.course import grading
+
+        monkeypatch.setattr(grading, "grade_submissions", interrupt)
+        code, out, err = _run(["grade", tmp_path, "--out", tmp_path / "grades"], capsys)
+        assert code == 130 and err == "" and out.startswith(f"interrupted; {tmp_path / 'grades' / 'grades.json'} holds")
+
+    def test_train_with_no_resume_does_not_suggest_the_command_that_deletes_the_checkpoint(self, tmp_path, capsys,
+                                                                                            monkeypatch):
+        from lessons_lib.pairs import trainer
+
+        out = tmp_path / "run"
+        assert _train(out, capsys, "--epochs", "2", "--no-resume", "--seed", "1")[0] == 0
+        original = trainer._Trainer.save
+
+        def save_then_interrupt(self, path):
+            original(self, path)
+            raise KeyboardInterrupt
+
+        monkeypatch.setattr(trainer._Trainer, "save", save_then_interrupt)
+        code, text, _ = _train(out, capsys, "--epochs", "2", "--no-resume")
+        assert code == 130 and "run the command again without --no-resume to resume" in text
+        assert "run the same command again" not in text and (out / "checkpoint.pt").is_file()
+
+
+class TestOnlyTheCoursesFiles:
+    def test_a_fresh_run_keeps_the_users_own_metrics_and_vocabulary(self, tmp_path, capsys):
+        out = tmp_path / "run"
+        out.mkdir()
+        (out / "metrics.json").write_text('{"mine": true}\n', encoding="utf-8")
+        (out / "vocab.json").write_text('["我的"]\n', encoding="utf-8")
+        before = _snapshot(out)
+        code, text, err = _train(out, capsys)
+        line = _one_error_line(err)
+        assert code == 2 and f"{out} holds metrics.json, vocab.json, which the course did not write" in line
+        assert "removed" not in text and _snapshot(out) == before
+
+    def test_a_run_file_edited_by_the_user_is_not_removed_by_a_fresh_start(self, tmp_path, capsys):
+        out = tmp_path / "run"
+        assert _train(out, capsys)[0] == 0
+        (out / "metrics.json").write_text('{"my notes": 1}\n', encoding="utf-8")
+        code, _, err = _train(out, capsys, "--no-resume")
+        assert code == 2 and "holds metrics.json, which the course did not write (or which was changed since)" in err
+        assert (out / "metrics.json").read_text(encoding="utf-8") == '{"my notes": 1}\n'
+        assert (out / "checkpoint.pt").is_file()  # nothing removed
+        (out / "metrics.json").unlink()
+        code, text, _ = _train(out, capsys, "--no-resume")  # the course's own files go, as before
+        assert code == 0 and "starting afresh: removed checkpoint.pt, vocab.json, predictions.json" in text
+
+    def test_student_refuses_a_learners_folder_and_rewrites_its_own(self, tmp_path, capsys):
+        learner = tmp_path / "mine"
+        learner.mkdir()
+        (learner / LESSON.name).write_text("my edited notebook", encoding="utf-8")
+        code, _, err = _run(["student", LESSON, "--out", learner], capsys)
+        assert code == 2 and f"{learner} is not empty and holds files the course did not write there" in err
+        assert (learner / LESSON.name).read_text(encoding="utf-8") == "my edited notebook"
+        out = tmp_path / "student"
+        assert _run(["student", LESSON, "--out", out], capsys)[0] == 0
+        assert _run(["student", LESSON, "--out", out], capsys)[0] == 0  # its own, unchanged output: rewritten
+        nb = nbformat.read(out / LESSON.name, as_version=4)
+        nb.cells[0].source += "\n我的笔记"
+        nbformat.write(nb, out / LESSON.name)
+        code, _, err = _run(["student", LESSON, "--out", out], capsys)
+        assert code == 2 and f"or that were edited since ({LESSON.name})" in err
+        assert "我的笔记" in (out / LESSON.name).read_text(encoding="utf-8")
+
+
+class TestIdentityAndHints:
+    def test_the_thread_count_is_part_of_a_runs_identity(self, tmp_path, capsys):
+        out = tmp_path / "run"
+        assert _train(out, capsys)[0] == 0
+        code, _, err = _run(["train", "--out", out, *TINY, "--threads", "2"], capsys)
+        assert code == 2 and "threads: 1 in the checkpoint, 2 now" in _one_error_line(err)
+
+    def test_a_checkpoint_written_without_the_thread_count_is_refused_naming_it(self, tmp_path, capsys):
+        out = tmp_path / "run"
+        assert _train(out, capsys)[0] == 0
+        checkpoint = torch.load(out / "checkpoint.pt", weights_only=True)
+        del checkpoint["run_identity"]["threads"]
+        torch.save(checkpoint, out / "checkpoint.pt")
+        code, _, err = _train(out, capsys)
+        line = _one_error_line(err)
+        assert code == 2 and line.startswith("error: cannot resume from ") and "threads: missing in the checkpoint, 1 now" in line
+
+    @pytest.mark.parametrize("kind", ["garbage", "payload", "truncated"])
+    def test_a_damaged_checkpoint_is_not_told_to_load_unsafely(self, tmp_path, capsys, kind):
+        out = tmp_path / "run"
+        out.mkdir()
+
+        class Payload:
+            def __reduce__(self):
+                return (print, ("ran",))
+
+        if kind == "garbage":
+            (out / "checkpoint.pt").write_bytes(b"\x00garbage" * 100)
+        else:
+            torch.save({"model_state": {"w": torch.zeros(3)}, **({"payload": Payload()} if kind == "payload" else {})},
+                       out / "checkpoint.pt")
+        if kind == "truncated":
+            (out / "checkpoint.pt").write_bytes((out / "checkpoint.pt").read_bytes()[:100])
+        code, _, err = _train(out, capsys)
+        line = _one_error_line(err)
+        assert code == 2 and "is not a readable course checkpoint" in line and "move it away or delete it" in line
+        assert "weights_only" not in line.lower() and "re-run" not in line.lower() and "miniz" not in line
+
+    def test_the_trainer_leaves_the_restart_flags_to_its_caller(self, tmp_path):
+        from dataclasses import replace
+
+        from lessons_lib.pairs.classifier import PairClassifier
+        from lessons_lib.pairs.config import resolve_configs
+        from lessons_lib.pairs.data import load_lcqmc
+        from lessons_lib.pairs.trainer import train_pair_classifier
+        from lessons_lib.pairs.vocab import Vocabulary
+        from lessons_lib.syntax_bias import experiment
+
+        data = load_lcqmc(LCQMC_SAMPLE_DIR)
+        train = data.train.examples[:16]
+        vocab = Vocabulary.build(t for ex in train for t in (ex.text_a, ex.text_b))
+        model_config, config = resolve_configs("textbook", {"d_model": 16, "d_ff": 16, "n_heads": 2, "epochs": 1},
+                                               len(vocab))
+        for seed in (0, 1):
+            with pytest.raises(CourseInputError) if seed else _nothing():
+                train_pair_classifier(PairClassifier(model_config), train, data.dev.examples[:8], vocab,
+                                      replace(config, seed=seed), out_dir=tmp_path, progress=False, log=None)
+        # The message above ended "another output folder, or start afresh (resume=False)": no command's flag.
+        with pytest.raises(CourseInputError, match=r"resume=False\)$"):
+            train_pair_classifier(PairClassifier(model_config), train, data.dev.examples[:8], vocab,
+                                  replace(config, seed=2), out_dir=tmp_path, progress=False, log=None)
+        # What the experiment says instead names its own flags.
+        import inspect
+
+        hint = re.search(r'restart_hint="([^"]*)"', inspect.getsource(experiment._train_and_score)).group(1)
+        assert set(re.findall(r"--[a-z-]+", hint)) <= _options("experiment")
+
+    def test_a_read_only_parse_cache_is_not_called_damaged(self, tmp_path):
+        from lessons_lib.syntax.cache import _database_problem
+
+        sqlite3.connect(tmp_path / "parses.sqlite").execute("CREATE TABLE t (x)").connection.commit()
+        readonly = sqlite3.connect(f"file:{tmp_path / 'parses.sqlite'}?mode=ro", uri=True)
+        with pytest.raises(sqlite3.Error) as caught:
+            readonly.execute("INSERT INTO t VALUES (1)")
+        message = _database_problem(tmp_path / "parses.sqlite", caught.value)
+        assert "make it and its folder writable" in message and "delete" not in message
+
+    def test_grading_without_bubblewrap_stops_unless_a_weaker_level_is_named(self, tmp_path, capsys, monkeypatch):
+        from lessons_lib.course import sandbox
+
+        monkeypatch.setattr(sandbox, "_probe", lambda name, user_namespace=True: (
+            "bubblewrap is not installed (apt-get install bubblewrap)" if name == "bubblewrap" else ""))
+        with pytest.raises(CourseInputError, match="--isolation namespaces") as caught:
+            sandbox.choose_isolation("auto")
+        assert "--isolation process" in str(caught.value)
+        assert sandbox.choose_isolation("namespaces").name == "namespaces"
+        (tmp_path / "subs" / "alice").mkdir(parents=True)
+        shutil.copy(LESSON, tmp_path / "subs" / "alice" / LESSON.name)
+        code, _, err = _run(["grade", tmp_path / "subs", "--out", tmp_path / "grades"], capsys)
+        assert code == 2 and "files are not isolated" in _one_error_line(err)
+        assert not (tmp_path / "grades" / "grades.json").exists()
+
+
+class _nothing:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+def _options(command: str) -> set[str]:
+    parser = build_parser()
+    subparsers = next(a for a in parser._actions if a.__class__.__name__ == "_SubParsersAction")
+    return {option for action in subparsers.choices[command]._actions for option in action.option_strings}
+
+
+def _package_strings(docstrings: bool = True) -> list[tuple[Path, int, str]]:
+    """Every string literal of the package (f-strings with ``{…}`` for their fields), with its file and line."""
+    found = []
+    for path in sorted((REPO_ROOT / "lessons_lib").rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        skip = set() if docstrings else {
+            id(node.body[0].value) for node in ast.walk(tree)
+            if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef)) and node.body
+            and isinstance(node.body[0], ast.Expr) and isinstance(node.body[0].value, ast.Constant)}
+        for node in ast.walk(tree):
+            if id(node) in skip:
+                continue
+            if isinstance(node, ast.JoinedStr):
+                text = "".join(v.value if isinstance(v, ast.Constant) else "{…}" for v in node.values)
+                found.append((path, node.lineno, text))
+            elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+                found.append((path, node.lineno, node.value))
+    return found
+
+
+def test_every_suggested_command_exists_with_the_flags_it_takes():
+    """Each ``lessons COMMAND --flag …`` a message or docstring suggests is a command that takes those flags."""
+    parser = build_parser()
+    subparsers = next(a for a in parser._actions if a.__class__.__name__ == "_SubParsersAction")
+    suggestions = [(path, line, match.group(1), match.group(2))
+                   for path, line, text in _package_strings()
+                   for match in re.finditer(r"`lessons ([a-z][a-z-]*)([^`]*)`", text)]
+    assert len(suggestions) > 20
+    wrong = []
+    for path, line, command, rest in suggestions:
+        where = f"{path.relative_to(REPO_ROOT)}:{line}"
+        if command not in subparsers.choices:
+            wrong.append(f"{where}: no command `lessons {command}`")
+            continue
+        for flag in re.findall(r"(?<![\w-])(--[a-z][a-z-]*)", rest):
+            if flag not in _options(command):
+                wrong.append(f"{where}: `lessons {command}` has no {flag}")
+    assert not wrong, "\n".join(wrong)
+
+
+# Library modules whose messages reach the user through these commands: a flag they name must be
+# a flag of each of them (the trainer's messages reach `train` and `experiment` alike).
+_MESSAGES_REACH = {
+    "pairs/trainer.py": ("train", "experiment"),
+    "pairs/runs.py": ("train", "experiment", "compare"),
+    "syntax_bias/experiment.py": ("experiment",),
+    "syntax/cache.py": ("preparse", "experiment"),
+    "course/sandbox.py": ("grade",),
+    "course/grading.py": ("grade",),
+}
+
+
+def _commands_of(module: str) -> tuple[str, ...]:
+    import argparse
+    import importlib
+
+    subparsers = argparse.ArgumentParser().add_subparsers()
+    importlib.import_module(module).register(subparsers)
+    return tuple(subparsers.choices)
+
+
+def test_every_flag_a_message_names_is_a_flag_of_the_commands_it_reaches():
+    """A ``--flag`` in a command module's strings is one of its commands'; in a library module, one of every command its messages reach."""
+    from lessons_lib.cli import COMMAND_MODULES
+
+    reach = dict(_MESSAGES_REACH)
+    for module in COMMAND_MODULES:
+        reach[module.removeprefix("lessons_lib.").replace(".", "/") + ".py"] = _commands_of(module)
+    wrong = []
+    for path, line, text in _package_strings(docstrings=False):
+        relative = str(path.relative_to(REPO_ROOT / "lessons_lib"))
+        if relative not in reach or len(text.split()) < 3:  # words of a message, not a child command's arguments
+            continue
+        commands = reach[relative]
+        cli_module = relative.startswith("cli/")
+        for flag in set(re.findall(r"(?<![\w-])(--[a-z][a-z-]*)", text)):
+            takers = [c for c in commands if flag in _options(c)]
+            if (not takers) if cli_module else (len(takers) != len(commands)):
+                wrong.append(f"lessons_lib/{relative}:{line}: {flag} is not a flag of "
+                             f"{'any of' if cli_module else 'each of'} {', '.join(commands)}")
+    assert not wrong, "\n".join(wrong)
