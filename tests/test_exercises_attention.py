@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import warnings
 
 import pytest
 import torch
@@ -92,8 +93,10 @@ def test_a_plain_transpose_on_batched_tensors_gets_the_batched_hint():
     def plain_transpose(q, k):
         return q @ k.T / q.shape[-1] ** 0.5
 
-    with pytest.warns(UserWarning), pytest.raises(ExerciseCheckError, match=r"transpose\(-2, -1\)") as info:
-        check_scaled_scores(plain_transpose)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # torch's own `.T` warning no longer prints above the explanation
+        with pytest.raises(ExerciseCheckError, match=r"transpose\(-2, -1\)") as info:
+            check_scaled_scores(plain_transpose)
     assert "RuntimeError" in str(info.value) and "(2, 3, 16)" in str(info.value)
 
 
@@ -146,3 +149,23 @@ def test_scaled_max_weight_prediction(capsys):
     for wrong, message in [(0.1, "均匀分布"), (0.99, "方差还随 d_k 增长吗"), ("0.3", "应当是一个数")]:
         with pytest.raises(ExerciseCheckError, match=message):
             check_scaled_max_weight(lambda wrong=wrong: wrong)
+
+
+def test_a_global_d_k_read_inside_the_function_is_named():
+    # The learner's function as a notebook defines it: d_k is a global the lesson's loop left at 256.
+    namespace = {"math": math, "d_k": 256}
+    exec("def scores(q, k):\n    return q @ k.transpose(-2, -1) / math.sqrt(d_k)\n", namespace)
+    with pytest.raises(ExerciseCheckError, match="全局变量 d_k（现在是 256）.*q.shape\\[-1\\]"):
+        check_scaled_scores(namespace["scores"])
+    namespace["d_k"] = 16  # the inputs' own width: the same function is then right
+    check_scaled_scores(namespace["scores"])
+
+
+def test_the_fallback_hint_names_only_the_exercise_s_own_steps():
+    wrong = lambda q, k: q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1]) + 0.5  # noqa: E731
+    with pytest.raises(ExerciseCheckError) as caught:
+        check_scaled_scores(wrong)
+    assert "除以 √d_k" in str(caught.value) and "softmax" not in str(caught.value)
+    with pytest.raises(ExerciseCheckError) as caught:
+        compare_tensor("x", torch.zeros(2), torch.ones(2))
+    assert "softmax" not in str(caught.value) and "一步一步检查" in str(caught.value)

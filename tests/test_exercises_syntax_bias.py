@@ -42,6 +42,7 @@ def test_bucket_bias_mistakes(wrong, message):
         (lambda b, r: _reference_hard_mask(b, r).masked_fill((b < 0)[:, None], float("-inf")), "填充"),
         (lambda b, r: _reference_hard_mask(b, r - 1), "差一"),
         (lambda b, r: _reference_hard_mask(b, r)[:, 0], "形状"),
+        (lambda b, r: _reference_hard_mask(b, r).clamp(min=-1e9), "有限的大负数"),
     ],
 )
 def test_hard_mask_mistakes(wrong, message):

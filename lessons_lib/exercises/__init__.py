@@ -32,6 +32,7 @@ import importlib
 import inspect
 import pkgutil
 import random
+import warnings
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Sequence
 
@@ -163,7 +164,11 @@ def call_learner(exercise_id: str, fn: Callable[..., Any], *args: Any, **kwargs:
     if not callable(fn):
         raise ExerciseCheckError(f"{exercise_id}: 需要传入一个函数 (function)，收到的是 {type(fn).__name__}")
     try:
-        return fn(*args, **kwargs)
+        with warnings.catch_warnings():
+            # torch's deprecation warning for `.T` on a 3-D tensor would print above the checker's own,
+            # clearer explanation of the same mistake (see _batched_matrix_hint).
+            warnings.filterwarnings("ignore", message=r".*\.T.*", category=UserWarning)
+            return fn(*args, **kwargs)
     except NotImplementedError as error:
         raise ExerciseNotDone(
             f"{exercise_id}: 还没有完成。在上面的练习单元里把 `raise NotImplementedError()` 换成你的代码，"
@@ -175,6 +180,20 @@ def call_learner(exercise_id: str, fn: Callable[..., Any], *args: Any, **kwargs:
             f"{exercise_id}: 你的函数在检查输入{_tensor_shapes(args)}上抛出了 {type(error).__name__}: {first_line}"
             f"{_batched_matrix_hint(error, args)}"
         ) from error
+
+
+def global_numbers_read(fn: Callable[..., Any]) -> dict[str, float]:
+    """The notebook's global numbers ``fn`` reads by name (``d_k`` left behind by a loop), ``{name: value}``.
+
+    A function written in a notebook sees every global of it; one that reads ``d_k`` there
+    instead of taking it from its inputs works on the lesson's tensors and fails on others.
+    Functions that are not plain Python functions (the grader's sandboxed proxies) read none.
+    """
+    code, namespace = getattr(fn, "__code__", None), getattr(fn, "__globals__", None)
+    if code is None or not isinstance(namespace, dict):
+        return {}
+    return {name: namespace[name] for name in code.co_names
+            if isinstance(namespace.get(name), (int, float)) and not isinstance(namespace.get(name), bool)}
 
 
 def _tensor_shapes(args: Sequence[Any]) -> str:
@@ -202,6 +221,7 @@ def compare_tensor(
     rtol: float = 1e-4,
     mistakes: Sequence[KnownMistake] = (),
     what: str = "输出 (output)",
+    steps: str | None = None,
 ) -> None:
     """Compare a learner's tensor with the expected one; raise an explanatory error if wrong.
 
@@ -212,6 +232,8 @@ def compare_tensor(
         atol, rtol: tolerances for :func:`torch.isclose`.
         mistakes: known wrong answers, tried in order when the values differ.
         what: the name of the compared thing in messages.
+        steps: the exercise's own steps, named in the hint when no known mistake matches
+            (``"缩放、遮蔽 (mask)、softmax 所在的维度 (dim)"``); ``None``: a hint naming none.
 
     Raises:
         ExerciseCheckError: wrong type, shape, dtype kind, non-finite values or values.
@@ -234,7 +256,7 @@ def compare_tensor(
     raise ExerciseCheckError(
         f"{exercise_id}: 形状正确，但有 {count} / {close.numel()} 个数值与期望不符；"
         f"第一个不符的位置是 {pos}，你的值为 {float(got[pos]):.4f}。"
-        "逐步检查公式：缩放、遮蔽 (mask)、softmax 所在的维度 (dim)、求和。"
+        + (f"逐步检查：{steps}。" if steps else "对照练习说明，一步一步检查你的计算。")
     )
 
 

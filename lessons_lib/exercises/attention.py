@@ -14,7 +14,8 @@ from typing import Callable
 import torch
 
 from lessons_lib.attention.functional import attention_scores, masked_softmax, scaled_dot_product_attention
-from lessons_lib.exercises import KnownMistake, call_learner, check_generator, compare_number, compare_tensor, passed
+from lessons_lib.exercises import (KnownMistake, call_learner, check_generator, compare_number, compare_tensor,
+                                   global_numbers_read, passed)
 
 _SEED = 2024
 
@@ -42,15 +43,21 @@ def check_scaled_scores(fn: Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
     got = call_learner(exercise, fn, q.clone(), k.clone())
     d_k = q.shape[-1]
     raw = q @ k.transpose(-2, -1)
-    compare_tensor(
-        exercise, got, attention_scores(q, k),
-        mistakes=[
-            KnownMistake(raw, "你的分数没有除以 √d_k：这正是本课测量的方差随 d_k 增长的问题。"),
-            KnownMistake(raw / d_k, "你除以的是 d_k，而不是 √d_k（math.sqrt(d_k)）。"),
-            KnownMistake(raw * math.sqrt(d_k), "你乘以了 √d_k，应该是除以。"),
-        ],
-        what="分数矩阵 (scores)",
-    )
+    mistakes = [KnownMistake(raw, "你的分数没有除以 √d_k：这正是本课测量的方差随 d_k 增长的问题。")]
+    # A global d_k of the notebook (a loop leaves 256 behind) read inside the function: name it,
+    # before "divided by d_k" can match a learner who wrote math.sqrt(d_k).
+    for name, value in global_numbers_read(fn).items():
+        if value > 0:
+            mistakes.append(KnownMistake(
+                raw / math.sqrt(value),
+                f"你的函数用的是笔记本里的全局变量 {name}（现在是 {value:g}），而不是这次输入的维度 {d_k}："
+                "在函数里从输入取它，d_k = q.shape[-1]。"))
+    mistakes += [
+        KnownMistake(raw / d_k, "你除以的是 d_k，而不是 √d_k（math.sqrt(d_k)）。"),
+        KnownMistake(raw * math.sqrt(d_k), "你乘以了 √d_k，应该是除以。"),
+    ]
+    compare_tensor(exercise, got, attention_scores(q, k), mistakes=mistakes, what="分数矩阵 (scores)",
+                   steps="q 与 k 的转置相乘（k.transpose(-2, -1)）、除以 √d_k")
     passed(exercise)
 
 
@@ -75,6 +82,7 @@ def check_masked_softmax(fn: Callable[[torch.Tensor, torch.Tensor], torch.Tensor
                          "softmax 的维度 (dim) 不对：应当在最后一维（键，L_k）上归一化，而不是在查询维上。"),
         ],
         what="注意力权重 (weights)",
+        steps="遮蔽 (mask) 的方向、整行被遮蔽时的 0、softmax 所在的维度 (dim)",
     )
     passed(exercise)
 

@@ -109,8 +109,12 @@ def check_hard_mask(fn: Callable[[torch.Tensor, int], torch.Tensor], *, seed: in
                                          "但不是距离。跨句注意力被关掉，一个块就无法比较两个问句；[CLS] 也看不到句子。"),
                 KnownMistake(closes_pad, "填充位置 (-1) 应为 0，不是 -inf：填充的查询行会整行 -inf，softmax 得到 NaN。"),
                 KnownMistake(off_by_one, f"差一 (off-by-one)：距离恰好等于 max_distance={radius} 的词对应当保留。"),
+                KnownMistake(expected.masked_fill(torch.isneginf(expected), -1e9),
+                             "远处的字对应当恰好是 -inf（float(\"-inf\")）；你用的是一个有限的大负数（如 -1e9）。"
+                             "它在 softmax 之后仍留下一点权重，与 -inf 的“完全关上”不是一回事。"),
             ],
             what=f"硬遮蔽偏置，max_distance={radius}",
+            steps="哪些桶是句内距离（1–10）、哪些要保持 0（同词、跨句、特殊符号、填充）、距离等于 max_distance 时保留",
         )
     passed(exercise)
 
