@@ -300,7 +300,8 @@ CASES: list[tuple[str, list[str], str]] = [
     ("grade-no-students", ["grade", "{subs_empty}", "--out", "{root}/o"], "{subs_empty}: expected one folder per student"),
     ("grade-reference-missing", ["grade", "{subs}", "--reference", "{root}/nowhere", "--out", "{root}/o"],
      "reference folder {root}/nowhere is not a folder"),
-    ("grade-reference-broken", ["grade", "{subs}", "--reference", "{ref_broken}", "--out", "{root}/o"],
+    ("grade-reference-broken", ["grade", "{subs}", "--reference", "{ref_broken}", "--out", "{root}/o",
+                                "--isolation", "process"],  # the console test's PATH has no bwrap
      "{ref_broken}/01_dot_product_attention.ipynb: not a notebook"),
     ("grade-out-is-a-file", ["grade", "{subs}", "--out", "{afile}"], "--out {afile} is a file"),
     ("grade-out-inside-submissions", ["grade", "{subs}", "--out", "{subs}/grades"], "is inside the input folder {subs}"),
