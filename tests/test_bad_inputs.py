@@ -347,6 +347,10 @@ CASES: list[tuple[str, list[str], str]] = [
     ("train-parser-ud-files-missing", ["train-parser", "--ud-dir", "{ud_empty}", "--output", "{root}/o"],
      "not found in {ud_empty} (see --ud-dir)"),
     # --- experiment
+    ("grid-missing", ["grid", "{root}/nowhere.json"], "{root}/nowhere.json: cannot read the results"),
+    ("grid-not-results", ["grid", "{bad_ipynb}"], "{bad_ipynb}: cannot read the results"),
+    ("grid-empty-folder", ["grid", "{bad_folder}"], "{bad_folder}: a folder without results files"),
+    ("grid-expect-unknown", ["grid", "{root}/r.json", "--expect", "sample"], "argument --expect: invalid choice"),
     ("experiment-out-required", ["experiment"], "the following arguments are required: --out"),
     ("experiment-seed-negative", ["experiment", "--out", "{root}/r.json", "--seeds", "-1"], "each of --seeds must be a non-negative"),
     ("experiment-seed-repeated", ["experiment", "--out", "{root}/r.json", "--seeds", "0", "0"], "--seeds must be a non-empty list"),
