@@ -45,7 +45,7 @@ def test_pre_ln_mistakes(wrong, message):
     (lambda t, s, T, S, pe: T[t] + pe[: t.shape[1]] + S[s], "√D"),
     (lambda t, s, T, S, pe: T[t] * math.sqrt(T.shape[1]) + S[s], "位置编码"),
     (lambda t, s, T, S, pe: T[t] * math.sqrt(T.shape[1]) + pe[: t.shape[1]], "段嵌入"),
-    (lambda t, s, T, S, pe: (T[t] + pe[: t.shape[1]] + S[s]) * math.sqrt(T.shape[1]), "只乘词嵌入"),
+    (lambda t, s, T, S, pe: (T[t] + pe[: t.shape[1]] + S[s]) * math.sqrt(T.shape[1]), "只乘字嵌入"),
 ])
 def test_embedding_mistakes(wrong, message):
     with pytest.raises(ExerciseCheckError, match=message):

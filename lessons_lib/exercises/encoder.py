@@ -8,8 +8,12 @@ from typing import Callable
 import torch
 from torch import nn
 
-from lessons_lib.exercises import KnownMistake, call_learner, check_generator, compare_choice, compare_tensor, passed
+from lessons_lib.exercises import (KnownMistake, call_learner, check_generator, compare_choice, compare_number,
+                                   compare_tensor, passed)
+from lessons_lib.transformer.config import EncoderConfig
+from lessons_lib.transformer.encoder import Encoder, block_gradient_norms
 from lessons_lib.transformer.positional import sinusoidal_encoding
+from lessons_lib.transformer.reversal import reversal_batch
 
 _SEED = 2027
 _D = 8
@@ -31,7 +35,7 @@ def _sublayers(seed: int | None) -> tuple[nn.Module, nn.Module, nn.LayerNorm, nn
 @torch.no_grad()
 def check_pre_ln_block(fn: Callable[..., torch.Tensor], *, seed: int | None = None) -> None:
     """Exercise 05-1: ``fn(x, attention, ffn, norm1, norm2)`` → the Pre-LN block's output ``(B, L, D)``."""
-    exercise = "练习 05-1 Pre-LN 编码块"
+    exercise = "练习 05-1 Pre-LN 编码器块"
     attention, ffn, norm1, norm2, x = _sublayers(seed)
     got = call_learner(exercise, fn, x.clone(), attention, ffn, norm1, norm2)
     h = x + attention(norm1(x))
@@ -69,10 +73,10 @@ def check_embedding_sum(fn: Callable[..., torch.Tensor], *, seed: int | None = N
     compare_tensor(
         exercise, got, expected,
         mistakes=[
-            KnownMistake(tokens + positions + segments, "你忘了把词嵌入乘以 √D：词向量的范数约为 1，位置向量约为 √(D/2)，不乘就被位置编码淹没。"),
+            KnownMistake(tokens + positions + segments, "你忘了把字嵌入乘以 √D：字向量的范数约为 1，位置向量约为 √(D/2)，不乘就被位置编码淹没。"),
             KnownMistake(tokens * math.sqrt(_D) + segments, "你漏掉了位置编码：没有它，自注意力对词序毫无感知。"),
             KnownMistake(tokens * math.sqrt(_D) + positions, "你漏掉了段嵌入 (segment embedding)：两个句子就无法区分。"),
-            KnownMistake((tokens + positions + segments) * math.sqrt(_D), "√D 只乘词嵌入，不乘位置与段嵌入。"),
+            KnownMistake((tokens + positions + segments) * math.sqrt(_D), "√D 只乘字嵌入，不乘位置与段嵌入。"),
         ],
         what="嵌入之和",
     )
