@@ -45,7 +45,7 @@ def test_pre_ln_mistakes(wrong, message):
     (lambda t, s, T, S, pe: T[t] + pe[: t.shape[1]] + S[s], "√D"),
     (lambda t, s, T, S, pe: T[t] * math.sqrt(T.shape[1]) + S[s], "位置编码"),
     (lambda t, s, T, S, pe: T[t] * math.sqrt(T.shape[1]) + pe[: t.shape[1]], "段嵌入"),
-    (lambda t, s, T, S, pe: (T[t] + pe[: t.shape[1]] + S[s]) * math.sqrt(T.shape[1]), "只乘词嵌入"),
+    (lambda t, s, T, S, pe: (T[t] + pe[: t.shape[1]] + S[s]) * math.sqrt(T.shape[1]), "只乘字嵌入"),
 ])
 def test_embedding_mistakes(wrong, message):
     with pytest.raises(ExerciseCheckError, match=message):
@@ -59,6 +59,20 @@ def test_saturating_step_is_softmax(capsys):
     assert softmax_jacobian_norm(16.0) < 0.5 * softmax_jacobian_norm(1.0)
     check_saturating_step(lambda: "softmax")
     assert "为什么" in capsys.readouterr().out
-    for wrong, message in [("layernorm", "one-hot"), ("residual", "导数恒为 1"), ("gelu", "负半轴"), ("tanh", "选项之一")]:
+    for wrong, message in [("layernorm", "one-hot"), ("residual", "导数恒为 1"), ("gelu", "负半轴"), ("none", "one-hot"), ("tanh", "选项之一")]:
         with pytest.raises(CheckError, match=message):
             check_saturating_step(lambda wrong=wrong: wrong)
+
+
+def test_post_ln_gradient_ratio_is_measured_and_a_far_answer_is_refused(capsys):
+    from lessons_lib.exercises import ExerciseCheckError as CheckError
+    from lessons_lib.exercises.encoder import check_post_ln_gradient_ratio, post_ln_gradient_ratio
+
+    measured = post_ln_gradient_ratio(embedding_norm=False, seeds=(0,), depth=6, width=32)
+    assert 0.5 < measured < 2.0
+    check_post_ln_gradient_ratio(lambda: post_ln_gradient_ratio(embedding_norm=False))
+    out = capsys.readouterr().out
+    assert "✅" in out and "为什么" in out
+    for wrong, message in [(0.5, "偏小"), (2.0, "偏大"), ("1.0", "应当是一个数")]:
+        with pytest.raises(CheckError, match=message):
+            check_post_ln_gradient_ratio(lambda wrong=wrong: wrong)

@@ -65,3 +65,20 @@ def test_score_parameter_counts_explain_a_forgotten_bias_or_vector(capsys):
     for answer, message in cases:
         with pytest.raises(CheckError, match=message):
             check_score_parameter_counts(lambda answer=answer: answer)
+
+
+def test_unscaled_saturation_width_is_measured_and_wrong_widths_are_explained(capsys):
+    from lessons_lib.exercises import ExerciseCheckError as CheckError
+    from lessons_lib.exercises.seq2seq import check_unscaled_saturation_width, mean_largest_weight, saturation_width
+
+    measured = saturation_width()
+    assert mean_largest_weight(measured) >= 0.7 > mean_largest_weight(measured // 2)
+    assert mean_largest_weight(1024, scaled=True) < 0.3          # scaled, no width saturates
+    for answer in (measured // 2, measured, measured * 2):
+        check_unscaled_saturation_width(lambda answer=answer: answer)
+    assert capsys.readouterr().out.count("✅") == 3
+    check_unscaled_saturation_width(lambda: measured, seed=3)
+    for wrong, message in [(measured // 8, "标准正态"), (measured // 4, "偏小"), (measured * 4, "√d"),
+                           (100, "请返回"), (float(measured), "请返回")]:
+        with pytest.raises(CheckError, match=message):
+            check_unscaled_saturation_width(lambda wrong=wrong: wrong)

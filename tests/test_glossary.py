@@ -56,3 +56,31 @@ def test_the_course_glossary_reads_and_has_the_source_names():
     terms = {entry.term for entry in read_glossary()}
     assert {"句法偏置原文", "Seq2Seq 博客", "教材第 8 章", "遮蔽", "热图", "编码器块", "段编号", "段嵌入"} <= terms
     assert len(terms) >= 60
+
+
+def _string_constants(path) -> str:
+    """Every string literal of a module, f-strings' literal parts included (what its messages say)."""
+    import ast
+
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    return "\n".join(node.value for node in ast.walk(tree)
+                     if isinstance(node, ast.Constant) and isinstance(node.value, str))
+
+
+def test_the_checkers_messages_use_the_glossary_terms():
+    from pathlib import Path
+
+    import lessons_lib.exercises as exercises
+
+    glossary = read_glossary()
+    modules = sorted(Path(exercises.__file__).parent.glob("*.py"))
+    assert len(modules) >= 5
+    problems = {path.name: found for path in modules if (found := variant_spellings(_string_constants(path), glossary))}
+    assert not problems, problems
+
+
+def test_the_checkers_messages_check_finds_a_variant(tmp_path):
+    module = tmp_path / "checker.py"
+    module.write_text('exercise = "练习 05-1 Pre-LN 编码块"\nhint = f"见{1}热力图"\n', encoding="utf-8")
+    assert variant_spellings(_string_constants(module), parse_glossary(TABLE)) == ["「热力图」 ×1: write 「热图」 (heatmap)"]
+    assert variant_spellings(_string_constants(module), read_glossary())

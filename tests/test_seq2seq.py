@@ -104,3 +104,28 @@ def test_bad_inputs(split):
         _config(split, score="cosine")
     with pytest.raises(CourseInputError, match="empty"):
         train_seq2seq(model, [], split.source_vocab, split.target_vocab, steps=1)
+
+
+def test_seed_groups_are_compared_in_standard_errors_and_by_permutation():
+    from lessons_lib.seq2seq.training import compare_seed_groups
+
+    result = compare_seed_groups([0.90, 0.91, 0.92], [0.95, 0.96, 0.97])
+    assert result.difference == pytest.approx(0.05)
+    assert result.standard_error == pytest.approx((2 * 0.01 ** 2 / 3) ** 0.5)
+    assert result.standard_errors == pytest.approx(0.05 / result.standard_error)
+    # Complete separation of 3 against 3 is the most extreme of the 20 splits, and so is its mirror.
+    assert result.p_value == pytest.approx(0.1) and result.smallest_p == pytest.approx(0.1)
+    overlap = compare_seed_groups([0.90, 0.95, 0.92], [0.91, 0.96, 0.93])
+    assert overlap.p_value > 0.5 and overlap.difference > 0
+    five = compare_seed_groups([1, 2, 3, 4, 5], [6, 7, 8, 9, 10])
+    assert five.p_value == pytest.approx(2 / 252) and five.smallest_p == pytest.approx(2 / 252)
+    assert compare_seed_groups([1, 2], [1, 2, 3]).smallest_p == pytest.approx(1 / 10)
+
+
+@pytest.mark.parametrize("a, b, message", [([0.9], [0.8, 0.7], "`a` needs at least 2"),
+                                           ([0.9, 0.8], [0.7, float("nan")], "`b` holds a score")])
+def test_seed_groups_refuse_bad_input(a, b, message):
+    from lessons_lib.seq2seq.training import compare_seed_groups
+
+    with pytest.raises(CourseInputError, match=message):
+        compare_seed_groups(a, b)

@@ -1,4 +1,5 @@
-"""Checkers for the encoder-block exercises (a Pre-LN block, the embedding sum)."""
+"""Checkers for the encoder-block exercises (a Pre-LN block, the embedding sum, the step that
+saturates, and a Post-LN stack's gradients without the embedding LayerNorm)."""
 
 from __future__ import annotations
 
@@ -8,8 +9,12 @@ from typing import Callable
 import torch
 from torch import nn
 
-from lessons_lib.exercises import KnownMistake, call_learner, check_generator, compare_choice, compare_tensor, passed
+from lessons_lib.exercises import (KnownMistake, call_learner, check_generator, compare_choice, compare_number,
+                                   compare_tensor, passed)
+from lessons_lib.transformer.config import EncoderConfig
+from lessons_lib.transformer.encoder import Encoder, block_gradient_norms
 from lessons_lib.transformer.positional import sinusoidal_encoding
+from lessons_lib.transformer.reversal import reversal_batch
 
 _SEED = 2027
 _D = 8
@@ -31,7 +36,7 @@ def _sublayers(seed: int | None) -> tuple[nn.Module, nn.Module, nn.LayerNorm, nn
 @torch.no_grad()
 def check_pre_ln_block(fn: Callable[..., torch.Tensor], *, seed: int | None = None) -> None:
     """Exercise 05-1: ``fn(x, attention, ffn, norm1, norm2)`` → the Pre-LN block's output ``(B, L, D)``."""
-    exercise = "练习 05-1 Pre-LN 编码块"
+    exercise = "练习 05-1 Pre-LN 编码器块"
     attention, ffn, norm1, norm2, x = _sublayers(seed)
     got = call_learner(exercise, fn, x.clone(), attention, ffn, norm1, norm2)
     h = x + attention(norm1(x))
@@ -48,7 +53,7 @@ def check_pre_ln_block(fn: Callable[..., torch.Tensor], *, seed: int | None = No
             KnownMistake(x + attention(norm1(x)) + ffn(norm2(x)),
                          "FFN 的输入应当是注意力子层之后的结果 h，而不是原来的 x（两个子层是串联的，不是并联的）。"),
         ],
-        what="编码块输出",
+        what="编码器块输出",
     )
     passed(exercise)
 
@@ -69,10 +74,10 @@ def check_embedding_sum(fn: Callable[..., torch.Tensor], *, seed: int | None = N
     compare_tensor(
         exercise, got, expected,
         mistakes=[
-            KnownMistake(tokens + positions + segments, "你忘了把词嵌入乘以 √D：词向量的范数约为 1，位置向量约为 √(D/2)，不乘就被位置编码淹没。"),
+            KnownMistake(tokens + positions + segments, "你忘了把字嵌入乘以 √D：字向量的范数约为 1，位置向量约为 √(D/2)，不乘就被位置编码淹没。"),
             KnownMistake(tokens * math.sqrt(_D) + segments, "你漏掉了位置编码：没有它，自注意力对词序毫无感知。"),
             KnownMistake(tokens * math.sqrt(_D) + positions, "你漏掉了段嵌入 (segment embedding)：两个句子就无法区分。"),
-            KnownMistake((tokens + positions + segments) * math.sqrt(_D), "√D 只乘词嵌入，不乘位置与段嵌入。"),
+            KnownMistake((tokens + positions + segments) * math.sqrt(_D), "√D 只乘字嵌入，不乘位置与段嵌入。"),
         ],
         what="嵌入之和",
     )
@@ -84,6 +89,7 @@ SATURATION_OPTIONS = {
     "softmax": "多头自注意力里的 softmax",
     "residual": "残差相加",
     "gelu": "逐位置前馈网络的 GELU 激活",
+    "none": "没有哪一步会饱和（教材的说法）",
 }
 
 
@@ -107,7 +113,57 @@ def check_saturating_step(fn: Callable[[], str], *, seed: int | None = None) -> 
                      "再想想：哪一步把一行数变成接近 one-hot 的分布？",
         "residual": "残差相加是恒等的加法，导数恒为 1——正是它让梯度能绕过会饱和的子层。",
         "gelu": "GELU 只在负半轴变平（像 ReLU），正半轴是一条直线，不是“两端压平”。",
+        "none": "再想想：哪一步把一行数变成一个分布？分数都很大时这个分布接近 one-hot，它对分数的导数是多少？",
     })
     small, large = softmax_jacobian_norm(1.0), softmax_jacobian_norm(16.0)
     passed(exercise, f"分数放大 16 倍时，softmax 雅可比范数的平均值从 {small:.3f} 降到 {large:.3f}：分数一大，注意力就接近 one-hot，"
                      "流向 W_Q、W_K 的梯度随之变小。教材说块里没有饱和曲线，这不对；残差连接让梯度绕过它，才是堆叠仍能训练的原因。")
+
+
+GRADIENT_DEPTH = 24
+"""Exercise 05-4 measures a Post-LN stack of this many blocks."""
+
+
+def post_ln_gradient_ratio(*, embedding_norm: bool, depth: int = GRADIENT_DEPTH, seeds: tuple[int, ...] = (0, 1, 2),
+                           width: int = 64) -> float:
+    """Last block's over first block's gradient norm of a Post-LN encoder at initialisation.
+
+    The set-up of lesson 05's gradient measurement: vocabulary 11, ``width`` wide, 4 heads,
+    no dropout, one reversal batch of 32 strings of length 4–12 per seed, cross-entropy at
+    the real positions; the per-block norms are averaged over ``seeds`` before the ratio.
+    ``embedding_norm=False`` replaces the embeddings' LayerNorm by the identity.
+    """
+    runs = []
+    for s in seeds:
+        torch.manual_seed(s)
+        config = EncoderConfig(vocab_size=11, d_model=width, n_heads=4, n_layers=depth, d_ff=4 * width,
+                               dropout=0.0, max_positions=64, norm_first=False)
+        encoder, head = Encoder(config), nn.Linear(width, 11)
+        if not embedding_norm:
+            encoder.embeddings.norm = nn.Identity()
+        inputs, targets, keep = reversal_batch(32, 4, 12, generator=torch.Generator().manual_seed(s))
+        logits = head(encoder(inputs, torch.zeros_like(inputs), keep))          # (B, L, vocab)
+        nn.functional.cross_entropy(logits[keep], targets[keep]).backward()
+        runs.append(block_gradient_norms(encoder))
+    norms = torch.tensor(runs).mean(0)                                           # (depth,)
+    return float(norms[-1] / norms[0])
+
+
+def check_post_ln_gradient_ratio(fn: Callable[[], float], *, seed: int | None = None) -> None:
+    """Exercise 05-4: ``fn()`` → the learner's measured last/first gradient ratio (24 Post-LN blocks, no embedding LayerNorm).
+
+    The checker measures it again (3 model seeds: the lesson's 0, 1, 2, or ``seed`` and the
+    two after it for the grader) and accepts an answer within 15 %: the ratio moves by a few
+    percent from one set of seeds to another.
+    """
+    exercise = "练习 05-4 去掉嵌入层的 LayerNorm"
+    got = call_learner(exercise, fn)
+    seeds = (0, 1, 2) if seed is None else (seed, seed + 1, seed + 2)
+    measured = post_ln_gradient_ratio(embedding_norm=False, seeds=seeds)
+    compare_number(exercise, got, measured, rel_tol=0.15, what="最后一块与第一块的梯度范数之比",
+                   too_low="比值偏小：是否用了 Pre-LN（norm_first=True），或者把第一块与最后一块弄反了？",
+                   too_high="比值偏大：是否把第一块与最后一块弄反了，或者只用了一个很小的批次？")
+    kept = post_ln_gradient_ratio(embedding_norm=True, seeds=seeds)
+    passed(exercise, f"去掉嵌入层的 LayerNorm 后，{GRADIENT_DEPTH} 块 Post-LN 的最后一块 / 第一块 = {measured:.2f}，"
+                     f"保留时是 {kept:.2f}（同样的种子与批次）：两者都接近 1。所以嵌入层后的 LayerNorm 不是 Post-LN 梯度"
+                     "沿深度几乎平坦的原因，这个猜测被测量否定了；原因仍未查明。")

@@ -1,4 +1,5 @@
-"""Checkers for the encoder–decoder attention exercises (bilinear and additive scores).
+"""Checkers for the encoder–decoder attention exercises (bilinear and additive scores, the
+parameter count of both, and the width at which an unscaled dot score saturates).
 
 The learner gets raw weight matrices, not modules, so that the formula itself is what is
 written (``seed``: fresh ones of the same shapes); the checkers compare with :mod:`lessons_lib.attention.functional`'s score modules loaded
@@ -104,3 +105,60 @@ def check_score_parameter_counts(fn: Callable[[], dict], *, seed: int | None = N
             raise ExerciseCheckError(f"{exercise}: {name} 的参数个数不对（你的是 {value!r}）。{hint}")
     passed(exercise, f"双线性 = d_dec·d_enc = {counts['bilinear']}；加性 = d_attn·d_dec + d_attn·d_enc + d_attn（偏置）"
                      f" + d_attn（v）= {counts['additive']}。加性打分的参数随 d_attn 变化，双线性则固定为两边宽度之积。")
+
+
+SATURATION_WIDTHS = tuple(2 ** k for k in range(11))
+"""The widths ``d`` of exercise 02-4: 1, 2, 4, …, 1024."""
+SATURATION_THRESHOLD = 0.7
+"""Exercise 02-4 asks from which width the mean largest weight reaches this value."""
+_SATURATION_KEYS = 10
+
+
+def mean_largest_weight(width: int, *, scaled: bool = False, n_draws: int = 4000, seed: int = _SEED) -> float:
+    """Mean largest attention weight of a dot-product score between a query and 10 keys.
+
+    Every entry of the query ``(d,)`` and of the keys ``(10, d)`` is drawn independently and
+    uniformly from (−1, 1), as a GRU state's entries lie in (−1, 1); ``scaled`` divides the
+    scores by √d. Averaged over ``n_draws`` draws.
+    """
+    g = torch.Generator().manual_seed(seed)
+    query = torch.rand(n_draws, 1, width, generator=g) * 2 - 1
+    keys = torch.rand(n_draws, _SATURATION_KEYS, width, generator=g) * 2 - 1
+    scores = (query * keys).sum(-1)                                  # (n_draws, 10)
+    if scaled:
+        scores = scores / width ** 0.5
+    return float(torch.softmax(scores, dim=-1).max(-1).values.mean())
+
+
+def saturation_width(*, seed: int = _SEED) -> int:
+    """The smallest width of :data:`SATURATION_WIDTHS` whose unscaled mean largest weight reaches the threshold."""
+    return next(d for d in SATURATION_WIDTHS if mean_largest_weight(d, seed=seed) >= SATURATION_THRESHOLD)
+
+
+def check_unscaled_saturation_width(fn: Callable[[], int], *, seed: int | None = None) -> None:
+    """Exercise 02-4: ``fn()`` → the width ``d`` the learner measured (one of :data:`SATURATION_WIDTHS`).
+
+    The checker measures it again on draws of its own (``seed``: the grader's) and accepts
+    the measured width or a neighbouring one (a factor of 2), since a learner's smaller
+    sample may land on either side of the threshold.
+    """
+    exercise = "练习 02-4 不缩放的点积从多宽开始饱和"
+    got = call_learner(exercise, fn)
+    if isinstance(got, bool) or not isinstance(got, int) or got not in SATURATION_WIDTHS:
+        raise ExerciseCheckError(f"{exercise}: 请返回 1, 2, 4, …, 1024 中的一个整数宽度 d，你返回的是 {got!r}")
+    measured = saturation_width(seed=_SEED if seed is None else seed)
+    if got * 8 == measured or got * 16 == measured:
+        raise ExerciseCheckError(f"{exercise}: 宽度 {got} 偏小很多。查询与键的分量应当均匀分布在 (−1, 1)（方差 1/3），"
+                                 "不是标准正态分布（方差 1）：分量越大，分数的方差越大，饱和来得越早。")
+    if got < measured / 2:
+        raise ExerciseCheckError(f"{exercise}: 宽度 {got} 偏小：在这个宽度，最大权重的平均值还没有达到 "
+                                 f"{SATURATION_THRESHOLD}。是否每种宽度只抽了很少几次？多抽一些再取平均。")
+    if got > measured * 2:
+        raise ExerciseCheckError(f"{exercise}: 宽度 {got} 偏大：更窄的宽度就已经达到 {SATURATION_THRESHOLD} 了。"
+                                 "分数是否除以了 √d？题目问的是不缩放的点积（Luong 的 dot）。")
+    unscaled, scaled = mean_largest_weight(measured), mean_largest_weight(measured, scaled=True)
+    widest = SATURATION_WIDTHS[-1]
+    passed(exercise, f"实测从 d = {measured} 起，不缩放的点积注意力的最大权重平均达到 {unscaled:.2f}；"
+                     f"同样的状态除以 √d 后只有 {scaled:.2f}，到 d = {widest} 也只有 "
+                     f"{mean_largest_weight(widest, scaled=True):.2f}。分数的方差随 d 线性增长（每个分量乘积的方差是 1/9），"
+                     "不缩放时越宽越接近 one-hot；缩放把方差固定在 1/9，宽度就不再起作用。")

@@ -206,7 +206,7 @@ def check_drop_bias(fn: Callable[[torch.Tensor, torch.Tensor], torch.Tensor], *,
             if isinstance(got, torch.Tensor) and got.shape == bias.shape and bool(torch.isnan(got).any()):
                 if bool(torch.isclose(got, multiplied, equal_nan=True).all()):
                     raise ExerciseCheckError(
-                        f"{exercise}: 结果里出现了 NaN。你把偏置乘以了 0/1 的保留掩码：硬遮蔽的偏置里有 -inf，"
+                        f"{exercise}: 结果里出现了 NaN。你把偏置乘以了 0/1 的遮蔽：硬遮蔽的偏置里有 -inf，"
                         "而 -inf × 0 = NaN。丢弃要“换成 0”（torch.where），不要“乘以 0”。")
             compare_tensor(
                 exercise, got, expected,

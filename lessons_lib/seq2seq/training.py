@@ -4,11 +4,16 @@
   gradient norm recorded per step (:class:`Seq2SeqHistory`).
 - :func:`exact_match`: share of held-out pairs whose greedy output is the target string.
 - :func:`run_trial`: one seeded build → train → score run, for comparing configurations.
+- :func:`compare_seed_groups`: two configurations' scores over seeds, as a difference in
+  standard errors and an exact permutation test (:class:`SeedComparison`).
 """
 
 from __future__ import annotations
 
+import itertools
+import math
 from dataclasses import dataclass
+from typing import Sequence
 
 import torch
 from torch import nn
@@ -17,7 +22,8 @@ from lessons_lib.errors import CourseInputError
 from lessons_lib.seq2seq.model import Seq2Seq, Seq2SeqConfig
 from lessons_lib.validation import check_int, check_number
 
-__all__ = ["Seq2SeqHistory", "train_seq2seq", "exact_match", "TrialResult", "run_trial"]
+__all__ = ["Seq2SeqHistory", "train_seq2seq", "exact_match", "TrialResult", "run_trial", "SeedComparison",
+           "compare_seed_groups"]
 
 
 @dataclass
@@ -136,4 +142,70 @@ def run_trial(
         max_grad_norm=max(result.grad_norms),
         losses=result.losses,
         grad_norms=result.grad_norms,
+    )
+
+
+@dataclass(frozen=True)
+class SeedComparison:
+    """Two groups of per-seed scores compared by :func:`compare_seed_groups`.
+
+    Attributes:
+        difference: mean of ``b`` minus mean of ``a``.
+        standard_error: the standard error of that difference, ``sqrt(s_a²/n_a + s_b²/n_b)``
+            with ``s`` the sample standard deviation (n − 1) of each group.
+        standard_errors: ``difference / standard_error`` (Welch's t statistic).
+        p_value: two-sided exact permutation p: the share of all ways of splitting the
+            pooled scores into groups of ``n_a`` and ``n_b`` whose difference of means is at
+            least as large in absolute value as the observed one.
+        smallest_p: the smallest p the test can give with these group sizes (two splits out
+            of ``C(n_a + n_b, n_a)`` when the sizes are equal, one otherwise).
+    """
+
+    difference: float
+    standard_error: float
+    standard_errors: float
+    p_value: float
+    smallest_p: float
+
+
+def compare_seed_groups(a: Sequence[float], b: Sequence[float]) -> SeedComparison:
+    """Compare the scores of two configurations, one score per seed in each group.
+
+    The permutation test assumes nothing about the scores' distribution, so it is valid for
+    three seeds a side, where a t-distribution is a poor guess; with so few seeds it simply
+    cannot give a small p (see ``smallest_p``).
+
+    Raises:
+        CourseInputError: a group with fewer than 2 scores, or a score that is not finite.
+    """
+    groups = [[float(x) for x in group] for group in (a, b)]
+    for name, group in zip("ab", groups):
+        if len(group) < 2:
+            raise CourseInputError(f"`{name}` needs at least 2 scores (one per seed), got {len(group)}")
+        if not all(math.isfinite(x) for x in group):
+            raise CourseInputError(f"`{name}` holds a score that is not finite: {group}")
+    first, second = groups
+
+    def mean(values: Sequence[float]) -> float:
+        return sum(values) / len(values)
+
+    def variance(values: Sequence[float]) -> float:
+        centre = mean(values)
+        return sum((x - centre) ** 2 for x in values) / (len(values) - 1)
+
+    difference = mean(second) - mean(first)
+    standard_error = math.sqrt(variance(first) / len(first) + variance(second) / len(second))
+    pooled, n_a = first + second, len(first)
+    total, extreme, splits = sum(pooled), 0, 0
+    for chosen in itertools.combinations(range(len(pooled)), n_a):
+        sum_a = sum(pooled[i] for i in chosen)
+        split_difference = (total - sum_a) / len(second) - sum_a / n_a
+        extreme += abs(split_difference) >= abs(difference) - 1e-12  # ties count as extreme
+        splits += 1
+    return SeedComparison(
+        difference=difference,
+        standard_error=standard_error,
+        standard_errors=difference / standard_error if standard_error > 0 else math.copysign(math.inf, difference),
+        p_value=extreme / splits,
+        smallest_p=(2 if len(first) == len(second) else 1) / splits,
     )
