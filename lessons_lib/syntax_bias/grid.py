@@ -244,11 +244,11 @@ class Grid:
                  f"dev {data.dev_pairs:,}, test {data.test_pairs:,}; test SHA-256 {data.pairs_sha256['test'][:12]}…"]
         for recipe in self.recipes():
             lines += ["", f"recipe {recipe}: accuracy over seeds, mean [min, max] n",
-                      f"  {'arm':<34} {'dev':>27} {'test':>27}"]
+                      f"  {'arm':<26} {'dev':>30} {'test':>30}"]
             for arm in self.arms(recipe):
                 runs = list(self.seeds(recipe, arm).values())
-                lines.append(f"  {arm:<34} {format_spread(spread([r.dev_accuracy for r in runs])):>27} "
-                             f"{format_spread(spread([r.test_accuracy for r in runs])):>27}")
+                lines.append(f"  {arm:<26} {format_spread(spread([r.dev_accuracy for r in runs])):>30} "
+                             f"{format_spread(spread([r.test_accuracy for r in runs])):>30}")
             for c in self.contrasts(recipe):
                 lines += ["", f"  {c.a} − {c.b}   ({c.question})"]
                 lines += [f"    seed {d.seed}: {d.difference:+.4f}   only a right {d.only_a_right:>4} / only b right "
