@@ -29,7 +29,7 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from lessons_lib.errors import CourseInputError
-from lessons_lib.pairs.metrics import mcnemar_exact
+from lessons_lib.pairs.significance import mcnemar_p_value
 from lessons_lib.syntax_bias.registry import BASELINE, VARIANTS, options_for, variant
 from lessons_lib.syntax_bias.results import ExperimentResult, Spread, format_p, format_spread, spread
 
@@ -220,9 +220,10 @@ class Grid:
         per_seed = []
         for s in common:
             ra, rb = runs_a[s], runs_b[s]
-            counts = mcnemar_exact(ra.test_correct.astype(int), rb.test_correct.astype(int), [1] * len(ra.test_correct))
-            per_seed.append(PairedDifference(s, ra.test_accuracy - rb.test_accuracy, counts.only_a, counts.only_b,
-                                             counts.p_value))
+            only_a = int((ra.test_correct & ~rb.test_correct).sum())
+            only_b = int((rb.test_correct & ~ra.test_correct).sum())
+            per_seed.append(PairedDifference(s, ra.test_accuracy - rb.test_accuracy, only_a, only_b,
+                                             mcnemar_p_value(only_a, only_b)))
         pooled, low, high = pooled_interval(np.stack([runs_a[s].test_correct for s in common]),
                                             np.stack([runs_b[s].test_correct for s in common]))
         return Contrast(recipe, a, b, question, per_seed, pooled, low, high,
