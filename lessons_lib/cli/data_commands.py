@@ -12,7 +12,10 @@ reads its final predictions against the same baselines.
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 from typing import TYPE_CHECKING, Sequence
+
+from lessons_lib.errors import CourseInputError, file_errors
 
 if TYPE_CHECKING:  # no torch at import time: `lessons --help` stays fast
     from lessons_lib.pairs.data import PairExample
@@ -30,6 +33,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                        help="folder with train/dev/test files (default: $LCQMC_DIR, else the sample)")
         p.add_argument("--lenient", action="store_true", help="skip malformed lines (they are listed) instead of stopping")
         p.set_defaults(handler=handler)
+    subparsers.choices["baseline"].add_argument(
+        "--out", type=Path, default=None,
+        help="also write the numbers (accuracies, threshold, the test comparison, the pairs' SHA-256; no text) as JSON")
 
 
 def _load(args: argparse.Namespace):
@@ -55,6 +61,19 @@ def run_baseline(args: argparse.Namespace) -> int:
     data = _load(args)
     baselines = compute_baselines(data.train.examples, data.dev.examples, data.test.examples)
     print(baselines.report())
+    if args.out is not None:
+        import sys
+
+        from lessons_lib.pairs.baselines import save_baselines
+        from lessons_lib.pairs.data import examples_sha256
+        from lessons_lib.validation import check_not_a_file
+
+        if args.out.is_dir():
+            raise CourseInputError(f"--out {args.out} is a folder; give the JSON file to write")
+        with file_errors(check_not_a_file(args.out.parent, "--out's folder"), "create the folder"):
+            args.out.parent.mkdir(parents=True, exist_ok=True)
+        sha = {split: examples_sha256(getattr(data, split).examples) for split in ("train", "dev", "test")}
+        print(f"wrote {save_baselines(baselines, args.out, sha, ['lessons', *sys.argv[1:]])}")
     return 0
 
 

@@ -40,7 +40,7 @@ from typing import Iterable
 from lessons_lib.errors import CourseInputError
 
 # The source names of lesson 00's table; a marker 〔TAG …〕 must start with one of them.
-SOURCE_TAGS = ("句法偏置原文", "Seq2Seq 博客", "教材", "论文", "维护者实测", "数据说明")
+SOURCE_TAGS = ("句法偏置原文", "Seq2Seq 博客", "教材", "论文", "维护者实测", "课程实测", "数据说明")
 IGNORE_OUTPUT_TAG = "nbval-ignore-output"
 
 MARKER = re.compile(r"〔([^〕]*)〕")

@@ -18,8 +18,10 @@ a model's predictions can be read against them with the exact McNemar test
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
-from typing import Sequence
+from pathlib import Path
+from typing import Mapping, Sequence
 
 from lessons_lib.errors import CourseInputError
 from lessons_lib.pairs.data import PairExample
@@ -32,6 +34,8 @@ __all__ = [
     "accuracy",
     "Baselines",
     "compute_baselines",
+    "save_baselines",
+    "load_baselines",
 ]
 
 EVAL_SPLITS = ("dev", "test")
@@ -150,3 +154,49 @@ def compute_baselines(train: Sequence[PairExample], dev: Sequence[PairExample],
                      "jaccard": {s: rule.predict(ex) for s, ex in splits.items()}},
         labels={s: [e.label for e in ex] for s, ex in splits.items()},
     )
+
+
+def save_baselines(baselines: Baselines, path: str | Path, pairs_sha256: Mapping[str, str],
+                   command: Sequence[str] = ()) -> Path:
+    """Write both baselines' dev/test accuracy, the threshold and the test comparison as JSON.
+
+    Numbers only: no pair's text, no prediction. ``pairs_sha256`` (``{"train": …, "dev": …,
+    "test": …}``, :func:`lessons_lib.pairs.data.examples_sha256`) says which data they were
+    computed on, so that :func:`load_baselines` can refuse a file made on other pairs.
+    """
+    from lessons_lib.files import atomic_write
+    from lessons_lib.pairs.metrics import mcnemar_exact
+
+    test = mcnemar_exact(baselines.predictions["jaccard"]["test"], baselines.predictions["majority"]["test"],
+                         baselines.labels["test"])
+    record = {
+        "command": list(command),
+        "data": {"pairs_sha256": dict(pairs_sha256),
+                 "pairs": {split: len(baselines.labels[split]) for split in EVAL_SPLITS}},
+        "majority": {"label": baselines.majority,
+                     **{f"{split}_accuracy": baselines.accuracy("majority", split) for split in EVAL_SPLITS}},
+        "jaccard": {"threshold": baselines.jaccard.threshold,
+                    **{f"{split}_accuracy": baselines.accuracy("jaccard", split) for split in EVAL_SPLITS}},
+        "test_jaccard_vs_majority": {"only_jaccard_right": test.only_a, "only_majority_right": test.only_b,
+                                     "p_value": test.p_value},
+    }
+    return atomic_write(path, json.dumps(record, indent=1, ensure_ascii=False) + "\n")
+
+
+def load_baselines(path: str | Path, expected_sha256: Mapping[str, str] | None = None) -> dict:
+    """Read a file of :func:`save_baselines`; with ``expected_sha256``, refuse one made on other pairs."""
+    path = Path(path)
+    try:
+        record = json.loads(path.read_text(encoding="utf-8"))
+        found = record["data"]["pairs_sha256"]
+        for name in ("majority", "jaccard"):
+            for split in EVAL_SPLITS:
+                float(record[name][f"{split}_accuracy"])
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError, ValueError) as error:
+        raise CourseInputError(f"{path}: not a baselines file of `lessons baseline --out` ({error})") from None
+    if expected_sha256 is not None:
+        other = [split for split in expected_sha256 if found.get(split) != expected_sha256[split]]
+        if other:
+            raise CourseInputError(f"{path}: made on other pairs ({', '.join(other)}: SHA-256 "
+                                   f"{str(found.get(other[0]))[:12]}…, expected {expected_sha256[other[0]][:12]}…)")
+    return record

@@ -103,6 +103,16 @@ class McNemarResult:
     only_b: int
     p_value: float
 
+    def verdict(self, a: str = "A", b: str = "B", alpha: float = 0.05) -> str:
+        """The reading a lesson states: ``"<a> better"``, ``"<b> better"`` (p < ``alpha``) or ``"no significant difference"``.
+
+        Printed beside the counts, it is what a cell asserts and what the prose may say, so a run whose
+        numbers would read otherwise stops at that cell instead of sitting under stale prose.
+        """
+        if self.p_value >= alpha:
+            return "no significant difference"
+        return f"{a} better" if self.only_a > self.only_b else f"{b} better"
+
 
 def mcnemar_exact(predictions_a: Sequence[int], predictions_b: Sequence[int], labels: Sequence[int]) -> McNemarResult:
     """Exact (binomial) McNemar test on two models' predictions for the same pairs.

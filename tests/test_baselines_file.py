@@ -1,0 +1,61 @@
+"""`lessons baseline --out`: the baselines as numbers, refused when read against other pairs."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from lessons_lib.errors import CourseInputError
+from lessons_lib.pairs.baselines import compute_baselines, load_baselines, save_baselines
+from lessons_lib.pairs.data import LCQMC_SHA256, examples_sha256, load_lcqmc
+from lessons_lib.paths import LCQMC_BASELINES_FILE, REPO_ROOT
+
+
+@pytest.fixture(scope="module")
+def sample():
+    data = load_lcqmc(None)
+    baselines = compute_baselines(data.train.examples, data.dev.examples, data.test.examples)
+    sha = {split: examples_sha256(getattr(data, split).examples) for split in ("train", "dev", "test")}
+    return baselines, sha
+
+
+def test_the_file_holds_the_numbers_and_no_text(sample, tmp_path):
+    baselines, sha = sample
+    path = save_baselines(baselines, tmp_path / "b.json", sha, ["lessons", "baseline"])
+    record = load_baselines(path, expected_sha256=sha)
+    assert record["jaccard"]["threshold"] == baselines.jaccard.threshold
+    assert record["jaccard"]["test_accuracy"] == baselines.accuracy("jaccard", "test")
+    assert record["majority"]["dev_accuracy"] == baselines.accuracy("majority", "dev")
+    assert record["data"]["pairs"] == {"dev": len(baselines.labels["dev"]), "test": len(baselines.labels["test"])}
+    text = path.read_text(encoding="utf-8")
+    assert not any("\u4e00" <= ch <= "\u9fff" for ch in text)  # no Chinese character: no question's text
+
+
+def test_a_file_of_other_pairs_is_refused_in_one_line(sample, tmp_path):
+    baselines, sha = sample
+    path = save_baselines(baselines, tmp_path / "b.json", sha)
+    with pytest.raises(CourseInputError, match=r"made on other pairs \(train, dev, test"):
+        load_baselines(path, expected_sha256=LCQMC_SHA256)
+    (tmp_path / "broken.json").write_text('{"data": {}}', encoding="utf-8")
+    with pytest.raises(CourseInputError, match="not a baselines file"):
+        load_baselines(tmp_path / "broken.json")
+
+
+def test_the_command_writes_the_file_and_refuses_a_folder(tmp_path):
+    out = tmp_path / "out" / "baselines.json"
+    done = subprocess.run([sys.executable, "-m", "lessons_lib.cli", "baseline", "--out", str(out)],
+                          cwd=REPO_ROOT, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(out.read_text(encoding="utf-8"))["command"][:2] == ["lessons", "baseline"]
+    done = subprocess.run([sys.executable, "-m", "lessons_lib.cli", "baseline", "--out", str(tmp_path)],
+                          cwd=REPO_ROOT, capture_output=True, text=True)
+    assert done.returncode == 2 and done.stderr.strip().count("\n") == 0 and "is a folder" in done.stderr
+
+
+def test_the_shipped_real_lcqmc_baselines_are_lcqmcs():
+    record = load_baselines(LCQMC_BASELINES_FILE, expected_sha256=LCQMC_SHA256)
+    assert record["data"]["pairs"] == {"dev": 8802, "test": 12500}
+    assert 0.5 < record["jaccard"]["test_accuracy"] < 1
