@@ -14,8 +14,6 @@ import json
 import os
 import re
 import shutil
-import subprocess
-import sys
 import threading
 import time
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
@@ -29,7 +27,9 @@ from lessons_lib.course.assignments import BEGIN_SOLUTION as BEGIN
 from lessons_lib.course.assignments import END_SOLUTION as END
 from lessons_lib.course.assignments import find_exercises, solution_lines
 from lessons_lib.course.fonts import cjk_characters
-from lessons_lib.course.site import FONT_FILE, build_site, lesson_box, lesson_paths, run_it_yourself_commands
+from lessons_lib.course.site import (FONT_FILE, build_site, lesson_box, lesson_paths, readme_overview,
+                                    run_it_yourself_commands)
+from lessons_lib.errors import CourseInputError
 from lessons_lib.exercises.course_map import PREREQUISITES
 from lessons_lib.paths import NOTEBOOKS_DIR, REPO_ROOT
 
@@ -58,7 +58,9 @@ def site(tmp_path_factory):
     return out
 
 
+@functools.lru_cache(maxsize=None)
 def _soup(path: Path):
+    """The parsed page (cached: the tests only read it)."""
     from bs4 import BeautifulSoup
 
     return BeautifulSoup(path.read_text(encoding="utf-8"), "html.parser")
@@ -196,15 +198,35 @@ def test_the_font_holds_every_chinese_character_of_the_site(site):
     assert font.flavor == "woff"
 
 
-def test_an_output_folder_with_someone_elses_files_is_refused_in_one_line(tmp_path):
+def test_an_output_folder_with_someone_elses_files_is_refused_in_one_line(tmp_path, capsys):
+    from lessons_lib.cli import main
+
     (tmp_path / "notes.txt").write_text("mine", encoding="utf-8")
-    done = subprocess.run([sys.executable, "-m", "lessons_lib.cli", "site", "--out", str(tmp_path)],
-                          capture_output=True, text=True, timeout=120)
-    assert done.returncode == 2 and done.stderr.count("\n") == 1 and "notes.txt" in done.stderr, done.stderr
+    assert main(["site", "--out", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and err.count("\n") == 1 and "notes.txt" in err, err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.txt"]
-    inside = subprocess.run([sys.executable, "-m", "lessons_lib.cli", "site", "--out", str(NOTEBOOKS_DIR / "web")],
-                            capture_output=True, text=True, timeout=120)
-    assert inside.returncode == 2 and inside.stderr.startswith("error: --out") and not (NOTEBOOKS_DIR / "web").exists()
+    assert main(["site", "--out", str(NOTEBOOKS_DIR / "web")]) == 2
+    assert capsys.readouterr().err.startswith("error: --out") and not (NOTEBOOKS_DIR / "web").exists()
+
+
+def test_each_page_has_its_own_table_of_contents(site):
+    for stem in LESSONS:
+        soup = _soup(site / f"{stem}.html")
+        headings = [(h.name, h["id"]) for h in soup.select("article h2, article h3")]
+        toc = [a["href"] for a in soup.select("aside.toc a")]
+        assert toc == [f"#{anchor}" for _, anchor in headings] and len(toc) >= 5, stem
+
+
+def test_what_the_site_reads_from_readme_and_the_notebooks_folder_is_checked(tmp_path):
+    readme = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
+    assert readme_overview(readme).startswith("# ") and "## Lessons" in readme_overview(readme)
+    with pytest.raises(CourseInputError, match="no section starting '## Lessons'"):
+        readme_overview(readme.replace("## Lessons", "## Lesson list"))
+    with pytest.raises(CourseInputError, match="<!-- learner -->"):
+        run_it_yourself_commands(readme.replace("<!-- learner -->", ""))
+    with pytest.raises(CourseInputError, match="no lesson notebooks"):
+        lesson_paths(tmp_path)
 
 
 # --- in Chromium ----------------------------------------------------------------------------------

@@ -70,6 +70,7 @@ class Page:
         source: the repository path it is made from (relative links in it resolve from there).
         body: the article's HTML; ``top``: the boxes shown above it.
         toc: the page's own table of contents, ``(level, id, text)``.
+        sections: its search entries (:func:`search_index`).
     """
 
     name: str
@@ -80,6 +81,7 @@ class Page:
     body: str = ""
     top: str = ""
     toc: list[tuple[int, str, str]] = field(default_factory=list)
+    sections: list[dict[str, str]] = field(default_factory=list)
 
     @property
     def href(self) -> str:
@@ -389,6 +391,7 @@ def finish_page(page: Page, targets: dict[str, str], terms: _Terms) -> None:
     else:
         _link_terms(soup, terms)
     page.toc = _headings(soup)
+    page.sections = _sections(soup, page.title)
     title = soup.find("h1")
     if page.top and title is not None:  # the lesson's boxes right under its title
         title.insert_after(BeautifulSoup(page.top, "html.parser"))
@@ -399,20 +402,19 @@ def finish_page(page: Page, targets: dict[str, str], terms: _Terms) -> None:
 # --- the pages, the search index, the files ---------------------------------------------------------
 
 
-def _sections(page: Page) -> list[dict[str, str]]:
-    """The page cut at its headings, as search entries: the anchor, the heading and the prose under it."""
-    from bs4 import BeautifulSoup
+def _sections(soup, title: str) -> list[dict[str, str]]:
+    """The page's prose cut at its headings, as search entries: the anchor, the heading and the text under it.
 
-    soup = BeautifulSoup(page.body, "html.parser")
-    for skip in soup.select("pre.output, div.output, details.answer"):
-        skip.decompose()  # outputs and answers are not searched: a hit should land on prose a reader sees
-    entries, current = [], {"a": "", "h": page.title, "t": []}
-    for node in soup.find_all(["h1", "h2", "h3", "h4", "p", "li", "td", "th", "pre"]):
-        if node.name in ("h1", "h2", "h3", "h4"):
-            entries.append(current)
-            current = {"a": node.get("id", ""), "h": node.get_text(" ", strip=True), "t": []}
-        elif not node.find_parent(["li", "td", "th"]) or node.name in ("td", "th"):
-            current["t"].append(node.get_text(" ", strip=True))
+    Only markdown is searched (not code, outputs or folded answers): a hit lands on prose a reader sees.
+    """
+    entries, current = [], {"a": "", "h": title, "t": []}
+    for container in soup.select("div.md"):
+        for node in container.find_all(["h1", "h2", "h3", "h4", "p", "li", "td", "th", "pre"]):
+            if node.name in ("h1", "h2", "h3", "h4"):
+                entries.append(current)
+                current = {"a": node.get("id", ""), "h": node.get_text(" ", strip=True), "t": []}
+            elif node.name in ("td", "th") or not node.find_parent(["li", "td", "th"]):
+                current["t"].append(node.get_text(" ", strip=True))
     entries.append(current)
     return [{"a": e["a"], "h": e["h"], "t": " ".join(e["t"])} for e in entries if e["t"] or e["a"]]
 
@@ -420,7 +422,7 @@ def _sections(page: Page) -> list[dict[str, str]]:
 def search_index(pages: list[Page]) -> str:
     """The search index as a script (``window.COURSE_SEARCH``), so search works from ``file://`` too."""
     index = {"pages": [{"u": p.href, "t": p.title} for p in pages],
-             "sections": [{"p": i, **s} for i, p in enumerate(pages) for s in _sections(p)]}
+             "sections": [{"p": i, **s} for i, p in enumerate(pages) for s in p.sections]}
     return "window.COURSE_SEARCH = " + json.dumps(index, ensure_ascii=False, separators=(",", ":")) + ";\n"
 
 
