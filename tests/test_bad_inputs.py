@@ -274,6 +274,8 @@ CASES: list[tuple[str, list[str], str]] = [
     ("execute-timeout-0", ["execute", "{tiny_ipynb}", "--timeout", "0"], "--timeout must be a positive int"),
     ("execute-output-is-a-file", ["execute", "{tiny_ipynb}", "--output-dir", "{afile}"], "--output-dir {afile} is a file"),
     # --- student
+    ("site-out-is-a-file", ["site", "--out", "{afile}"], "--out {afile} is a file"),
+    ("site-out-holds-the-learners-files", ["site", "--out", "{users_notebooks}"], "holds files the course did not write"),
     ("student-invalid-json", ["student", "{bad_ipynb}", "--out", "{elsewhere}/o"], "{bad_ipynb}: not a notebook"),
     ("student-missing", ["student", "{root}/none.ipynb", "--out", "{elsewhere}/o"], "{root}/none.ipynb"),
     ("student-unbalanced", ["student", "{unbalanced_ipynb}", "--out", "{elsewhere}/o"], "without a matching ### END SOLUTION"),

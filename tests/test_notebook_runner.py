@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -45,6 +46,8 @@ def test_execute_in_place_stamps_fingerprint_and_counts(tmp_path):
     assert nb.cells[2].outputs[0]["text"] == "3\n"
     assert recorded_fingerprint(nb) == source_fingerprint(nb)
     assert "execution" not in nb.cells[2].metadata  # no timestamps in committed notebooks
+    recorded = nb.metadata["lessons"]  # the wall time and CPUs, which the course's website shows
+    assert recorded["wall_seconds"] == round(result.seconds) and recorded["cpus"] == os.cpu_count()
 
 
 def test_parameters_are_injected_into_a_copy(tmp_path):

@@ -1,4 +1,4 @@
-"""``lessons execute``: run notebooks headless and report each one's wall time."""
+"""``lessons execute``: run notebooks headless and report each one's wall time; ``lessons site``: the course as a website."""
 
 from __future__ import annotations
 
@@ -20,6 +20,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="set a value of the notebook's `parameters` cell (needs --output-dir); repeatable")
     p.add_argument("--timeout", type=int, default=900, help="seconds allowed per cell (default 900)")
     p.set_defaults(handler=run_execute)
+
+    p = subparsers.add_parser(
+        "site",
+        help="build the course's static website from the committed notebooks (nothing is executed)",
+        description="Write the course as a static website: the lessons in course order with their committed "
+        "outputs, the exercises with their answers folded, the glossary, the data cards and a search page. "
+        "It needs no network and loads nothing from another host; publish the folder as it is (GitHub Pages, "
+        "or `python -m http.server` in it).",
+    )
+    p.add_argument("--out", type=Path, default=Path("site"), help="the folder to write (default: site/)")
+    p.set_defaults(handler=run_site)
 
 
 def run_execute(args: argparse.Namespace) -> int:
@@ -55,3 +66,13 @@ def run_execute(args: argparse.Namespace) -> int:
         print(f"  {path.name}: {result.seconds:7.1f} s  ({result.cells} cells) -> {result.output}", flush=True)
     print(f"{len(paths) - failures} of {len(paths)} notebooks executed, {total:.1f} s in all")
     return 1 if failures else 0
+
+
+def run_site(args: argparse.Namespace) -> int:
+    from lessons_lib.course.site import build_site
+    from lessons_lib.validation import check_not_a_file
+
+    report = build_site(check_not_a_file(args.out, "--out"))
+    print(f"wrote {len(report.pages)} pages ({len(report.files)} files, {report.size_bytes / 1e6:.1f} MB) "
+          f"to {args.out} in {report.seconds:.1f} s; open {args.out / 'index.html'}")
+    return 0

@@ -1,7 +1,8 @@
 """The course's machinery around the lessons.
 
 - :mod:`~lessons_lib.course.reproducibility` — seeds, threads, print options.
-- :mod:`~lessons_lib.course.plotting` — the CJK font and attention heatmaps.
+- :mod:`~lessons_lib.course.plotting` — the CJK font and attention heatmaps;
+  :mod:`~lessons_lib.course.fonts` — the packaged CJK font file and subsets of it.
 - :mod:`~lessons_lib.course.notebooks` — executing notebooks headless (the only source of
   committed outputs) and the fingerprint that proves it.
 - :mod:`~lessons_lib.course.assignments` — student versions, nbgrader layout.
@@ -13,4 +14,5 @@
   multi-head split and merge, the encoder block, the syntax-bias path).
 - :mod:`~lessons_lib.course.prose` — every number of a lesson's prose is printed by it or cited.
 - :mod:`~lessons_lib.course.glossary` — the course's glossary and the check for variant spellings.
+- :mod:`~lessons_lib.course.site` — the course as a static website, from the committed notebooks.
 """

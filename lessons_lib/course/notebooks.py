@@ -228,7 +228,9 @@ def execute_notebook(
         client.execute()
     seconds = time.perf_counter() - start
 
-    nb.metadata[METADATA_KEY] = {"source_sha256": source_fingerprint(nb)}
+    # The wall time and the CPUs it ran on: the course's website shows them at the top of each lesson.
+    nb.metadata[METADATA_KEY] = {"source_sha256": source_fingerprint(nb), "wall_seconds": round(seconds),
+                                 "cpus": os.cpu_count()}
     nb.metadata.pop("papermill", None)
     with file_errors(target.parent, "create the folder"):
         target.parent.mkdir(parents=True, exist_ok=True)

@@ -12,10 +12,8 @@ from __future__ import annotations
 import base64
 import dataclasses
 import html
-import io
 import logging
 import re
-from pathlib import Path
 from typing import Sequence
 from urllib.parse import quote
 
@@ -24,6 +22,7 @@ import matplotlib.pyplot as plt
 import torch
 from matplotlib import font_manager
 
+from lessons_lib.course.fonts import BUNDLED_FACE_INDEX, BUNDLED_FONT_NAME, bundled_font_file, cjk_characters, font_subset
 from lessons_lib.errors import CourseInputError
 
 # System fonts with Simplified Chinese glyphs, most preferred first.
@@ -40,14 +39,9 @@ SYSTEM_CJK_FONTS = (
     "SimHei",
     "Droid Sans Fallback",
 )
-BUNDLED_FONT_NAME = "Noto Sans CJK SC"
-_BUNDLED_FACE_INDEX = 2  # faces of the collection: JP, KR, SC, TC, HK
-
-
-def _bundled_font_file() -> Path:
-    import manimgx_fonts_cjk
-
-    return Path(manimgx_fonts_cjk.__file__).parent / "NotoSansCJK-VF.otf.ttc"
+# The packaged font lives in lessons_lib.course.fonts (one home for it and its subsets).
+_BUNDLED_FACE_INDEX = BUNDLED_FACE_INDEX
+_bundled_font_file = bundled_font_file
 
 
 def _register_bundled_font() -> str:
@@ -229,19 +223,7 @@ class DependencyDrawing:
 
 def _font_subset_base64(text: str) -> str:
     """The packaged Noto Sans CJK SC face cut down to the characters of ``text``, base64-encoded OpenType."""
-    from fontTools import subset
-    from fontTools.ttLib import TTFont
-
-    options = subset.Options()
-    options.layout_features, options.name_IDs, options.hinting = [], [1, 2], False
-    subsetter = subset.Subsetter(options)
-    subsetter.populate(text=text)
-    # No timestamp: the same characters give the same bytes, run after run.
-    font = TTFont(_bundled_font_file(), fontNumber=_BUNDLED_FACE_INDEX, recalcTimestamp=False)
-    subsetter.subset(font)
-    buffer = io.BytesIO()
-    font.save(buffer)
-    return base64.b64encode(buffer.getvalue()).decode("ascii")
+    return base64.b64encode(font_subset(text)).decode("ascii")
 
 
 def dependency_drawing(doc, *, distance: int = 95, compact: bool = True, drawing_id: str = "tree") -> DependencyDrawing:
@@ -259,7 +241,7 @@ def dependency_drawing(doc, *, distance: int = 95, compact: bool = True, drawing
         raise CourseInputError(f"`doc` must be a parsed spaCy Doc, got {type(doc).__name__}")
     svg = displacy.render(doc, style="dep", jupyter=False, options={"compact": compact, "distance": distance})
     svg = re.sub(r"[0-9a-f]{32}", drawing_id, svg)
-    characters = "".join(sorted({c for token in doc for c in token.text if ord(c) > 0x2E7F}))  # CJK and full-width
+    characters = cjk_characters("".join(token.text for token in doc))  # CJK and full-width
     if characters:
         face = (f"<style>@font-face {{ font-family: 'Course CJK'; font-weight: 100 900; "
                 f"src: url(data:font/otf;base64,{_font_subset_base64(characters)}) format('opentype'); }}</style>")
