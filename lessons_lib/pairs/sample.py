@@ -278,7 +278,7 @@ def positive_kind(a: str, b: str) -> str:
     return min(a, b, key=POSITIVE_SALIENCE.index)
 
 
-def _fill(pattern: str, names: tuple[str, ...], texts: Mapping[str, str]) -> str:
+def _fill(pattern: str, texts: Mapping[str, str]) -> str:
     return _PLACEHOLDER.sub(lambda m: texts[m.group(1)], pattern)
 
 
@@ -288,10 +288,10 @@ def _wordings(meaning: Meaning) -> list[tuple[str, str]]:
     slots = [meaning.family.slots[name] for name in template.slots]
     values = [slot.values[i] for slot, i in zip(slots, meaning.values)]
     canonical = {name: value[0] for name, value in zip(template.slots, values)}
-    out = [("", _fill(template.pattern, template.slots, canonical))]
-    out += [(kind, _fill(pattern, template.slots, canonical)) for kind, pattern in template.rewordings]
+    out = [("", _fill(template.pattern, canonical))]
+    out += [(kind, _fill(pattern, canonical)) for kind, pattern in template.rewordings]
     for name, value in zip(template.slots, values):
-        out += [("S", _fill(template.pattern, template.slots, {**canonical, name: synonym})) for synonym in value[1:]]
+        out += [("S", _fill(template.pattern, {**canonical, name: synonym})) for synonym in value[1:]]
     return out
 
 
@@ -620,25 +620,31 @@ def _extend_pool(drawer: PairDrawer, pool: list[str], taken: set[str], size: int
                 present.update(fresh)
 
 
-def _draw_train(drawer: PairDrawer, eval_splits: dict[str, _Split], taken: set[str], recipe: SampleRecipe) -> _Split:
-    """Train's pairs (step 3 of the module docstring): the seen eval texts first, then the least used."""
-    rng, out = drawer.rng, _Split()
-    seen = [t for split in EVAL_SPLITS for t in eval_splits[split].seen]
-    pool, in_pool = seen[:], set(seen)
-    n_pos = round(recipe.train_pairs * recipe.train_positive_share)
-    sizes = {1: n_pos, 0: recipe.train_pairs - n_pos}
-    quotas = {label: Counter(apportion(n, LCQMC_KINDS["positive" if label else "negative"]))
-              for label, n in sizes.items()}
-    for label, n in sizes.items():
-        out.deficit[label] = _targets("train", label, n)
+class _TrainDraw:
+    """Train's pairs (step 3 of the module docstring): the seen eval texts first, then the least used of the pool."""
 
-    def usable(text: str) -> bool:  # while the seen texts get their pairs, any text no eval pair uses may join
-        return (text in in_pool or (growing and text not in taken)) and out.uses[text] < MAX_TRAIN_USES
+    def __init__(self, drawer: PairDrawer, eval_splits: dict[str, _Split], taken: set[str], recipe: SampleRecipe):
+        self.drawer, self.taken, self.recipe, self.out = drawer, taken, recipe, _Split()
+        self.seen = [t for split in EVAL_SPLITS for t in eval_splits[split].seen]
+        self.pool, self.in_pool = self.seen[:], set(self.seen)
+        self.growing = False  # True: any text no eval pair uses may join the pool
+        n_pos = round(recipe.train_pairs * recipe.train_positive_share)
+        sizes = {1: n_pos, 0: recipe.train_pairs - n_pos}
+        self.quotas = {label: Counter(apportion(n, LCQMC_KINDS["positive" if label else "negative"]))
+                       for label, n in sizes.items()}
+        for label, n in sizes.items():
+            self.out.deficit[label] = _targets("train", label, n)
 
-    def draw_one(anchors: list[str], options: list[tuple[int, str]]) -> bool:
-        candidates = []
+    def usable(self, text: str) -> bool:
+        return (text in self.in_pool or (self.growing and text not in self.taken)) and \
+            self.out.uses[text] < MAX_TRAIN_USES
+
+    def draw_one(self, anchors: list[str], options: list[tuple[int, str]]) -> bool:
+        """The best pair starting at one of ``anchors``, of one of the ``(label, kind)`` options (``False``: none)."""
+        out, candidates = self.out, []
         for anchor_text, (label, kind) in itertools.product(anchors, options):
-            other = drawer.partner(drawer.by_text[anchor_text], label, kind, lambda t: usable(t) and t != anchor_text)
+            other = self.drawer.partner(self.drawer.by_text[anchor_text], label, kind,
+                                        lambda t: self.usable(t) and t != anchor_text)
             if other is not None:
                 candidates.append((label, kind, (anchor_text, other.text)))
         if not candidates:
@@ -647,47 +653,60 @@ def _draw_train(drawer: PairDrawer, eval_splits: dict[str, _Split], taken: set[s
         label, kind, pair = max(candidates, key=lambda c: (out.deficit[c[0]][jaccard_bin(char_overlap(*c[2]))],
                                                           -out.uses[c[2][0]] - out.uses[c[2][1]],
                                                           -abs(len(c[2][0]) + len(c[2][1]) - chars[c[0]])))
-        quotas[label][kind] -= 1
-        drawer.take(pair, out.deficit[label], out.uses)
+        self.quotas[label][kind] -= 1
+        self.drawer.take(pair, out.deficit[label], out.uses)
         out.add(label, pair)
         for text in pair:
-            if text not in in_pool:
-                pool.append(text)
-                in_pool.add(text)
+            if text not in self.in_pool:
+                self.pool.append(text)
+                self.in_pool.add(text)
         return True
 
-    growing = True
-    for text in seen:
-        options = [(label, kind) for label in (1, 0) for kind, n in sorted(quotas[label].items()) if n > 0]
-        if out.uses[text] == 0 and not draw_one([text] * 2, options):
-            raise CourseInputError(f"train: no pair for the seen question {text!r}: write more families")
-    growing = False
-    _extend_pool(drawer, pool, taken, round(2 * recipe.train_pairs / TRAIN_USES_PER_QUESTION))
-    in_pool.update(pool)
-    pool_anchors: dict[tuple[int, str], list[str]] = {}
-    failures = 0
-    while any(n > 0 for q in quotas.values() for n in q.values()):
-        label, kind = _weighted_choice(rng, quotas)
-        if (label, kind) not in pool_anchors:
-            pool_anchors[label, kind] = [t for t in drawer.anchors(label, kind) if t in in_pool]
-        choices = pool_anchors[label, kind]
-        sample = [choices[rng.randrange(len(choices))] for _ in range(4 * recipe.candidates)] if choices else []
-        anchors = sorted((t for t in sample if usable(t)), key=lambda t: out.uses[t])
-        if draw_one(anchors[: recipe.candidates // 2], [(label, kind)]):
-            continue
-        # the pool has no free pair of this kind (a rare one: G, O): let texts no eval pair uses join it
-        growing = True
-        fresh = [t for t in drawer.anchors(label, kind) if t not in taken and out.uses[t] < MAX_TRAIN_USES]
-        added = fresh and draw_one([fresh[rng.randrange(len(fresh))] for _ in range(recipe.candidates // 2)],
-                                   [(label, kind)])
-        growing = False
-        if added:
-            pool_anchors.pop((label, kind), None)
-        else:
-            failures += 1
-            if failures > recipe.train_pairs:
-                raise CourseInputError(f"train: could not draw its pairs of kind {kind}: write more families")
-    return out
+    def pair_the_seen(self) -> None:
+        """One train pair for every seen eval text (its partner may be any text no eval pair uses)."""
+        self.growing = True
+        for text in self.seen:
+            options = [(label, kind) for label in (1, 0) for kind, n in sorted(self.quotas[label].items()) if n > 0]
+            if self.out.uses[text] == 0 and not self.draw_one([text] * 2, options):
+                raise CourseInputError(f"train: no pair for the seen question {text!r}: write more families")
+        self.growing = False
+
+    def fill(self) -> None:
+        """The remaining quotas, each pair anchored at the least used of a random sample of the pool."""
+        rng, recipe, drawer = self.drawer.rng, self.recipe, self.drawer
+        pool_anchors: dict[tuple[int, str], list[str]] = {}
+        failures = 0
+        while any(n > 0 for q in self.quotas.values() for n in q.values()):
+            label, kind = _weighted_choice(rng, self.quotas)
+            if (label, kind) not in pool_anchors:
+                pool_anchors[label, kind] = [t for t in drawer.anchors(label, kind) if t in self.in_pool]
+            choices = pool_anchors[label, kind]
+            sample = [choices[rng.randrange(len(choices))] for _ in range(4 * recipe.candidates)] if choices else []
+            anchors = sorted((t for t in sample if self.usable(t)), key=lambda t: self.out.uses[t])
+            if self.draw_one(anchors[: recipe.candidates // 2], [(label, kind)]):
+                continue
+            # the pool has no free pair of this kind (a rare one: G, O): let texts no eval pair uses join it
+            self.growing = True
+            fresh = [t for t in drawer.anchors(label, kind) if t not in self.taken and self.out.uses[t] < MAX_TRAIN_USES]
+            added = fresh and self.draw_one([fresh[rng.randrange(len(fresh))] for _ in range(recipe.candidates // 2)],
+                                            [(label, kind)])
+            self.growing = False
+            if added:
+                pool_anchors.pop((label, kind), None)
+            else:
+                failures += 1
+                if failures > recipe.train_pairs:
+                    raise CourseInputError(f"train: could not draw its pairs of kind {kind}: write more families")
+
+
+def _draw_train(drawer: PairDrawer, eval_splits: dict[str, _Split], taken: set[str], recipe: SampleRecipe) -> _Split:
+    """Train's pairs: the seen eval texts paired first, the pool extended to its size, the quotas filled."""
+    draw = _TrainDraw(drawer, eval_splits, taken, recipe)
+    draw.pair_the_seen()
+    _extend_pool(drawer, draw.pool, taken, round(2 * recipe.train_pairs / TRAIN_USES_PER_QUESTION))
+    draw.in_pool.update(draw.pool)
+    draw.fill()
+    return draw.out
 
 
 def _ordered_examples(positives: list[tuple[str, str]], negatives: list[tuple[str, str]],

@@ -37,7 +37,7 @@ import statistics
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Mapping, Sequence
+from typing import Iterable, Mapping, Sequence
 
 from lessons_lib.errors import CourseInputError
 from lessons_lib.pairs.baselines import char_overlap
@@ -52,6 +52,7 @@ __all__ = [
     "QuestionGraph",
     "question_graph",
     "LabelOverlap",
+    "label_overlap",
     "EvalSplitStats",
     "SplitStatistics",
     "split_statistics",
@@ -147,21 +148,9 @@ class QuestionGraph:
 
 def question_graph(examples: Sequence[PairExample]) -> QuestionGraph:
     """The :class:`QuestionGraph` of ``examples`` (union-find over the questions of each pair)."""
-    parent: dict[str, str] = {}
-
-    def find(question: str) -> str:
-        parent.setdefault(question, question)
-        while parent[question] != question:
-            parent[question] = parent[parent[question]]
-            question = parent[question]
-        return question
-
-    for example in examples:
-        root_a, root_b = find(example.text_a), find(example.text_b)
-        if root_a != root_b:
-            parent[max(root_a, root_b)] = min(root_a, root_b)
-    sizes = Counter(find(example.text_a) for example in examples)
-    return QuestionGraph(pairs=len(examples), questions=len(parent), components=len(sizes),
+    component = _components((e.text_a, e.text_b) for e in examples)
+    sizes = Counter(component[e.text_a] for e in examples)
+    return QuestionGraph(pairs=len(examples), questions=len(component), components=len(sizes),
                          largest_component=max(sizes.values(), default=0))
 
 
@@ -301,8 +290,8 @@ def _pair_key(example: PairExample) -> frozenset[str]:
     return frozenset((example.text_a, example.text_b))
 
 
-def _positive_components(train: Sequence[PairExample]) -> dict[str, str]:
-    """Union-find over label-1 training pairs: question -> a representative of its component."""
+def _components(pairs: Iterable[tuple[str, str]]) -> dict[str, str]:
+    """Union-find over ``pairs`` of questions: question -> a representative of its connected component."""
     parent: dict[str, str] = {}
 
     def find(question: str) -> str:
@@ -312,12 +301,16 @@ def _positive_components(train: Sequence[PairExample]) -> dict[str, str]:
             question = parent[question]
         return question
 
-    for example in train:
-        if example.label == 1:
-            root_a, root_b = find(example.text_a), find(example.text_b)
-            if root_a != root_b:
-                parent[max(root_a, root_b)] = min(root_a, root_b)
+    for a, b in pairs:
+        root_a, root_b = find(a), find(b)
+        if root_a != root_b:
+            parent[max(root_a, root_b)] = min(root_a, root_b)
     return {question: find(question) for question in list(parent)}
+
+
+def _positive_components(train: Sequence[PairExample]) -> dict[str, str]:
+    """Components of the label-1 training pairs: question -> a representative of its component."""
+    return _components((e.text_a, e.text_b) for e in train if e.label == 1)
 
 
 def _against_train(examples: Sequence[PairExample], seen: set[str], component: dict[str, str]) -> EvalSplitStats:
