@@ -497,6 +497,8 @@ class PairDrawer:
                 groups.setdefault(self.meanings[self.by_text[text].meaning].family.index, []).append(text)
             self._anchor_groups[key] = [groups[f] for f in sorted(groups)]
         groups = self._anchor_groups[key]
+        if not groups:
+            raise CourseInputError(f"no question can start a pair of label {label} and kind {kind}: write more families")
         texts = groups[self.rng.randrange(len(groups))]
         return texts[self.rng.randrange(len(texts))]
 
