@@ -35,7 +35,9 @@ The build, step by step (:func:`build_sample`):
    whole meanings of unused wordings, sized so that each is used about
    :data:`TRAIN_USES_PER_QUESTION` times (LCQMC: 1.94); *unseen* eval wordings never enter
    it. Seen wordings get their train pair first; then the pool's least used wordings anchor
-   the rest. ``train_pairs`` pairs, ``train_positive_share`` label 1.
+   the rest, none in more than :data:`MAX_TRAIN_USES` pairs (when the pool has no free pair
+   of a rare kind, G or O, an unused wording of that kind joins it). ``train_pairs`` pairs,
+   ``train_positive_share`` label 1.
 4. Every pair is drawn greedily: :attr:`SampleRecipe.candidates` candidate pairs of the
    wanted label and kind, and the one whose Jaccard bin is furthest below its target count
    is kept (then the least used). No unordered pair is used twice anywhere.
@@ -71,6 +73,7 @@ __all__ = [
     "POSITIVE_KINDS",
     "SLOT_KINDS",
     "TRAIN_USES_PER_QUESTION",
+    "MAX_TRAIN_USES",
     "Slot",
     "Template",
     "Family",
