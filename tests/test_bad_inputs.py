@@ -99,7 +99,7 @@ class _Payload:
 
 
 def _sources(root: Path) -> None:
-    (root / "one_group.txt").write_text("## 天气\n今天天气怎么样\n今天天气如何\n", encoding="utf-8")
+    (root / "one_group.txt").write_text("## 天气\n[day] N: 今天 | 明天\n= {day}天气怎么样\nS: {day}天气如何\n", encoding="utf-8")
     (root / "latin1.txt").write_bytes("## caf\xe9\n".encode("latin-1"))
     (root / "ud_empty").mkdir()
     (root / "pipeline_empty").mkdir()
@@ -252,7 +252,7 @@ CASES: list[tuple[str, list[str], str]] = [
     ("build-sample-source-missing", ["build-sample", "--source", "{root}/none.txt", "--out-dir", "{root}/o"], "--source {root}/none.txt"),
     ("build-sample-source-latin1", ["build-sample", "--source", "{latin1_txt}", "--out-dir", "{root}/o"], "{latin1_txt}: not UTF-8"),
     ("build-sample-too-few-groups", ["build-sample", "--source", "{one_group_txt}", "--out-dir", "{root}/o"],
-     "{one_group_txt}: eval groups need at least 3 questions"),
+     "{one_group_txt}: no question can start a pair of label 1 and kind"),
     ("build-sample-out-is-a-file", ["build-sample", "--out-dir", "{afile}"], "--out-dir {afile} is a file"),
     ("build-sample-seed-negative", ["build-sample", "--seed", "-3", "--out-dir", "{root}/o"], "--seed must be a non-negative int"),
     # --- execute

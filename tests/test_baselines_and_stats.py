@@ -121,3 +121,49 @@ def test_split_statistics_rejects_a_missing_split(tmp_path: Path) -> None:
     (tmp_path / "train.tsv").write_text("猫\t狗\t0\n", encoding="utf-8")
     with pytest.raises(CourseInputError, match="no dev file"):
         data_statistics(tmp_path)
+
+
+def test_question_graph_counts_components_and_reuse() -> None:
+    from lessons_lib.pairs.stats import question_graph
+
+    examples = [PairExample("甲", "乙", 1), PairExample("乙", "丙", 0), PairExample("丁", "戊", 1),
+                PairExample("己", "庚", 0)]
+    graph = question_graph(examples)
+    # 甲-乙-丙 is one web of 2 pairs; 丁-戊 and 己-庚 stand alone
+    assert (graph.pairs, graph.questions, graph.components, graph.largest_component) == (4, 7, 3, 2)
+    assert graph.pairs_per_question == pytest.approx(8 / 7) and graph.largest_share == 0.5
+    stats = split_statistics(tiny_splits())
+    assert stats.graph["test"].pairs == 4 and stats.graph["test"].questions == 5
+
+
+def test_label_overlap_gives_mean_quartiles_and_lengths() -> None:
+    from lessons_lib.pairs.stats import jaccard_bin, label_overlap
+
+    examples = [PairExample("甲乙", "甲乙", 1), PairExample("甲乙", "甲丙", 1), PairExample("甲", "乙", 1),
+                PairExample("甲乙丙丁", "甲乙丙戊", 1), PairExample("甲", "丙", 0)]
+    overlap = label_overlap(examples, 1)
+    assert overlap.pairs == 4 and overlap.mean == pytest.approx((1 + 1 / 3 + 0 + 0.6) / 4)
+    assert overlap.quartiles == pytest.approx((0.25, 0.4666667, 0.7))  # inclusive quartiles of 0, 1/3, 0.6, 1
+    assert overlap.pair_chars == pytest.approx((4 + 4 + 2 + 8) / 4)
+    assert label_overlap(examples, 0) is None  # one pair has no quartiles
+    assert [jaccard_bin(j) for j in (0.0, 0.049, 0.05, 0.5, 0.999, 1.0)] == [0, 0, 1, 10, 19, 19]
+    report = split_statistics(tiny_splits()).report()
+    assert "test Jaccard label 0: mean (q1 / median / q3)" in report and "0.569 (0.455 / 0.556 / 0.667)" in report
+    assert "test components / largest (pairs, share)" in report and "11,090 / 8 (0.1%)" in report
+
+
+def test_independence_check() -> None:
+    from lessons_lib.pairs.significance import INDEPENDENCE_LIMITS, check_independence
+
+    apart = [PairExample(f"问{i}", f"答{i}", i % 2) for i in range(200)]
+    check = check_independence(apart)
+    assert check.holds and check.pairs_per_question == 1.0 and check.largest_component == 1
+    assert "independence holds" in check.describe()
+    web = apart[:150] + [PairExample("问0", f"又{i}", 0) for i in range(50)]  # one question in 51 pairs
+    check = check_independence(web)
+    assert not check.holds and check.largest_component == 51 and check.pairs_per_question <= 1.2
+    assert "does NOT hold" in check.describe() and check.largest_share > INDEPENDENCE_LIMITS["largest_component_share"]
+    reused = [PairExample(f"问{i % 10}", f"答{i // 10}", 0) for i in range(100)]  # 20 questions, 100 pairs
+    assert check_independence(reused).pairs_per_question == 10.0 and not check_independence(reused).holds
+    with pytest.raises(CourseInputError, match="examples"):
+        check_independence([])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -9,8 +10,9 @@ import pytest
 from lessons_lib.errors import CourseInputError
 from lessons_lib.pairs.data import find_split_file, load_lcqmc, read_lcqmc_file, resolve_data_dir
 from lessons_lib.paths import LCQMC_ENV_VAR, LCQMC_SAMPLE_DIR
-from lessons_lib.pairs.sample import build_sample, char_overlap, read_question_groups
-from lessons_lib.pairs.stats import LCQMC_MEASURED, split_statistics
+from lessons_lib.pairs.sample import build_sample, expand_meanings, pair_kind, read_question_families
+from lessons_lib.pairs.significance import check_independence
+from lessons_lib.pairs.stats import LCQMC_KINDS, LCQMC_MEASURED, split_statistics
 
 
 def write(tmp_path: Path, content: bytes, name: str = "train.tsv") -> Path:
@@ -111,10 +113,10 @@ def test_shipped_sample_meets_its_promises(monkeypatch: pytest.MonkeyPatch) -> N
     monkeypatch.delenv(LCQMC_ENV_VAR, raising=False)
     data = load_lcqmc()
     assert data.source.is_sample and "样例" in data.source.describe()
-    groups = read_question_groups()
-    assert len(groups) >= 400 and all(len(g.questions) == 6 for g in groups)
+    meanings, by_text = expand_meanings(read_question_families())
     splits = {"train": data.train.examples, "dev": data.dev.examples, "test": data.test.examples}
     stats = split_statistics(splits)
+    assert len(splits["train"]) <= 9_321 and min(len(splits["dev"]), len(splits["test"])) >= 1_000
     # LCQMC's label balance: train 58 % label 1, dev and test exactly half
     assert abs(stats.label_share("train") - LCQMC_MEASURED["label_1"]["train"]) <= 0.01
     assert stats.label_share("dev") == stats.label_share("test") == 0.5
@@ -127,39 +129,33 @@ def test_shipped_sample_meets_its_promises(monkeypatch: pytest.MonkeyPatch) -> N
     # no pair twice, in either order, within or across splits; dev and test share no question
     assert set(stats.repeats.values()) == {0} and set(stats.duplicates.values()) == {0}
     assert stats.shared_dev_test_questions == 0
-    # label 1 exactly when the two questions are in one group
-    group_of = {q: g.index for g in groups for q in g.questions}
-    for examples in splits.values():
-        assert all((group_of[e.text_a] == group_of[e.text_b]) == bool(e.label) for e in examples)
-    # unseen questions never reach train: an eval group is absent from train entirely ("new",
-    # "decoy") or lacks at most one question there ("extended"); train groups are complete
-    train_questions = {q for e in splits["train"] for q in (e.text_a, e.text_b)}
-    eval_groups = {group_of[q] for s in ("dev", "test") for e in splits[s] for q in (e.text_a, e.text_b)}
-    for group in groups:
-        missing = sum(q not in train_questions for q in group.questions)
-        assert missing in ((0, 1, 6) if group.index in eval_groups else (0,)), group.questions
-    # hard negatives in every split, low-overlap positives overall
-    assert min(stats.hard_negatives[s] for s in ("dev", "test")) >= 20 and stats.hard_negatives["train"] >= 100
-    positives = [e for examples in splits.values() for e in examples if e.label == 1]
-    assert sum(char_overlap(e.text_a, e.text_b) <= 0.2 for e in positives) >= 300
+    # LCQMC's task: per split and label, the Jaccard mean and quartiles within 0.05 of LCQMC's,
+    # pair lengths within 3 characters
+    for split in splits:
+        for label in (0, 1):
+            mine = stats.overlap[split][label]
+            mean, *quartiles = LCQMC_MEASURED["jaccard"][split][label]
+            assert all(abs(a - b) <= 0.05 for a, b in zip((mine.mean, *mine.quartiles), (mean, *quartiles))), (split, label)
+            assert abs(mine.pair_chars - LCQMC_MEASURED["pair_chars"][split][label]) <= 3, (split, label)
+    # train reuses questions as LCQMC does; dev and test are close to independent
+    assert abs(stats.graph["train"].pairs_per_question - 1.94) <= 0.1
+    for split in ("dev", "test"):
+        check = check_independence(splits[split])
+        assert check.holds and check.pairs_per_question <= 1.2 and check.largest_share <= 0.01
+    # label 1 exactly within a meaning; each label's kinds in the shares counted on LCQMC's dev
+    for split, examples in splits.items():
+        assert all((by_text[e.text_a].meaning == by_text[e.text_b].meaning) == bool(e.label) for e in examples)
+        for label, name in ((0, "negative"), (1, "positive")):
+            kinds = Counter(pair_kind(meanings, by_text, e.text_a, e.text_b) for e in examples if e.label == label)
+            n, counts = sum(kinds.values()), LCQMC_KINDS[name]
+            for kind, count in counts.items():
+                assert abs(kinds[kind] / n - count / sum(counts.values())) <= 0.01, (split, kind)
 
 
 def test_build_is_deterministic_and_matches_shipped_files(tmp_path: Path) -> None:
     build_sample(out_dir=tmp_path)
     for split in ("train", "dev", "test"):
         assert (tmp_path / f"{split}.tsv").read_bytes() == (LCQMC_SAMPLE_DIR / f"{split}.tsv").read_bytes()
-
-
-def test_source_errors(tmp_path: Path) -> None:
-    path = write(tmp_path, "## 话题\n问题一\n问题二\n\n问题三\n\n".encode(), "groups.txt")
-    with pytest.raises(CourseInputError, match="line 5: a group needs at least 2"):
-        read_question_groups(path)
-    path = write(tmp_path, "## 话题\n问题一\n问题二\n\n问题一\n问题四\n".encode(), "groups.txt")
-    with pytest.raises(CourseInputError, match="line 5: question '问题一' already on line 2"):
-        read_question_groups(path)
-    path = write(tmp_path, "问题一\n".encode(), "groups.txt")
-    with pytest.raises(CourseInputError, match="before the first"):
-        read_question_groups(path)
 
 
 def test_two_candidate_files_for_one_split_are_an_error(tmp_path: Path) -> None:

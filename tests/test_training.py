@@ -280,10 +280,11 @@ def test_command_line_build_sample(tmp_path: Path, capsys: pytest.CaptureFixture
     from lessons_lib.paths import LCQMC_SAMPLE_DIR
 
     assert main(["build-sample", "--out-dir", str(tmp_path)]) == 0
-    from lessons_lib.pairs.sample import read_question_groups
+    from lessons_lib.pairs.sample import expand_meanings, read_question_families
 
-    groups = read_question_groups()
-    expected = f"{sum(len(g.questions) for g in groups)} questions in {len(groups)} groups"
+    families = read_question_families()
+    meanings, by_text = expand_meanings(families)
+    expected = f"{len(by_text):,} possible questions ({len(meanings):,} meanings)"
     assert expected in capsys.readouterr().out
     assert (tmp_path / "dev.tsv").read_bytes() == (LCQMC_SAMPLE_DIR / "dev.tsv").read_bytes()
 

@@ -1,8 +1,11 @@
 """``lessons data-stats`` and ``lessons baseline``: what a data set is made of, and what a model must beat.
 
 ``lessons data-stats --data-dir DIR`` prints how the questions of dev and test recur in
-train, the label shares, pair repeats across splits and hard negatives, beside the real
-LCQMC's numbers (:mod:`lessons_lib.pairs.stats`). ``lessons baseline --data-dir DIR`` prints
+train, the label shares, pair repeats across splits, hard negatives, the character Jaccard
+of each label (mean and quartiles), pair lengths, pairs per question and connected
+components, beside the real LCQMC's numbers (:mod:`lessons_lib.pairs.stats`), and whether
+dev and test satisfy the independence the paired tests assume
+(:func:`lessons_lib.pairs.significance.check_independence`). ``lessons baseline --data-dir DIR`` prints
 the majority class of train and the character-Jaccard rule tuned on dev, on dev and test
 (:mod:`lessons_lib.pairs.baselines`). Without ``--data-dir`` both use ``$LCQMC_DIR`` or else
 the course's sample, and say which. :func:`print_baseline_comparison` is how ``lessons train``
@@ -24,7 +27,8 @@ if TYPE_CHECKING:  # no torch at import time: `lessons --help` stays fast
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     for name, help_text, handler in (
-        ("data-stats", "recurrence of questions across splits, label shares, repeats, hard negatives", run_data_stats),
+        ("data-stats", "recurrence of questions across splits, label shares, repeats, hard negatives, Jaccard by label, "
+         "pairs per question, components, independence", run_data_stats),
         ("baseline", "majority class and the character-Jaccard rule (threshold tuned on dev), on dev and test",
          run_baseline),
     ):
@@ -48,10 +52,13 @@ def _load(args: argparse.Namespace):
 
 
 def run_data_stats(args: argparse.Namespace) -> int:
+    from lessons_lib.pairs.significance import check_independence
     from lessons_lib.pairs.stats import split_statistics
 
     data = _load(args)
     print(split_statistics({"train": data.train.examples, "dev": data.dev.examples, "test": data.test.examples}).report())
+    for split in ("dev", "test"):  # what the paired tests of lessons 06 and 08 assume about this split
+        print(f"{split}: {check_independence(getattr(data, split).examples).describe()}")
     return 0
 
 

@@ -20,8 +20,8 @@ from lessons_lib.errors import CourseInputError
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    p = subparsers.add_parser("build-sample", help="rebuild data/lcqmc_sample from its question groups")
-    p.add_argument("--source", default=None, help="question-group file (default: the shipped source)")
+    p = subparsers.add_parser("build-sample", help="rebuild data/lcqmc_sample from its question families")
+    p.add_argument("--source", default=None, help="question-family file (default: the shipped source)")
     p.add_argument("--out-dir", default=None, help="output folder (default: data/lcqmc_sample)")
     p.add_argument("--seed", type=int, default=20240601, help="seed of the split and the pairing (default 20240601)")
     p.set_defaults(handler=run_build_sample)

@@ -1,164 +1,380 @@
-"""Build the course's LCQMC-format sample from groups of questions written for the course.
+"""Build the course's LCQMC-format sample from question families written for the course.
 
-Source: ``data/lcqmc_sample/source/question_groups.txt``. A line ``## <topic>`` starts a
-topic, each other non-empty line is a question, a blank line ends a group; questions of
-one group mean the same thing, questions of different groups do not. Lines starting with
-``#`` (not ``##``) are comments.
+Source: ``data/lcqmc_sample/source/question_families.txt`` (its header gives the format). A
+*family* is a few question templates about one kind of thing (``{plant}怎么养``,
+``{plant}多久浇一次水`` …) sharing slots with values (绿萝, 吊兰 …). A *meaning* is one
+template with one value per slot; its *wordings* are the template's own wording and its
+rewordings (each of a positive kind: L light, R word order, S synonym, F filler, P free
+paraphrase), plus the own wording with a synonym of a value (S).
 
-The sample copies LCQMC's *structure* as the maintainers measured it on the real data
-(:data:`lessons_lib.pairs.stats.LCQMC_MEASURED`): about two thirds of the distinct test
-questions also occur in training; test pairs have both / one / neither question in
-training in the proportions 52.3 / 29.4 / 18.4 %; no pair repeats across splits; training
-is 58 % label 1, dev and test 50 %. To get there, *pairs*, not groups, are assigned to
-splits: every group gets one **role**.
+Pairs, as in LCQMC, are lexically close in both classes:
 
-==========  ===========================================  ====================================
-role        its questions                                its positive pairs (any two questions)
-==========  ===========================================  ====================================
-train       seen (occur in training)                     all go to train
-focus       seen                                         a *cover* (a perfect matching: each
-                                                         question in one pair) stays in train,
-                                                         the rest go to its eval split: "both"
-extended    one held out (unseen), the others seen       held-out with each other: "one"; the
-                                                         others as in *focus*: "both"
-new         unseen                                       all go to its eval split: "neither"
-decoy       unseen                                       none: its questions only appear in
-                                                         its eval split's negatives
-==========  ===========================================  ====================================
+- a **positive** is a meaning's own wording with one of its rewordings; its kind is the
+  rewording's;
+- a **negative** joins wordings of two meanings of one family that differ in one thing: one
+  slot value (kind E another entity, N another number/time/place, G the opposite polarity,
+  C a value left out or put in: the slot's kind, ``-`` values), another template with the same
+  values (A another aspect), two values exchanged in a ``swap`` template (O another order),
+  or, kind U, two meanings of different families of one topic.
 
-The build, step by step:
+The shares of the kinds are those the course's maintainers counted by hand on 300 LCQMC dev
+negatives and 300 positives (:data:`lessons_lib.pairs.stats.LCQMC_KINDS`); the character
+Jaccard overlap of each split's label-0 and label-1 pairs follows LCQMC's histogram
+(:data:`lessons_lib.pairs.stats.LCQMC_MEASURED`, 20 bins of width 0.05).
 
-1. :func:`role_counts`: how many groups of each role one eval split needs, from the group
-   size and :class:`SampleRecipe` (``eval_positives`` label-1 pairs per split, shared out
-   over "both" / "one" / "neither" as in LCQMC; decoys until the share of seen questions is
-   closest to LCQMC's).
-2. :func:`choose_eval_groups`: the groups of dev and of test, topic by topic from a seeded
-   shuffle, each with its *near-twin* (the group with the most overlapping question, when
-   that overlap is ≥ ``twin_overlap``: 四级/六级, 猫/狗, 开机/关机 …), so that the hard pairs
-   between twins fall inside one eval split. Every other group has the role ``train``.
-3. :func:`plan_roles`: roles inside each eval split (seeded shuffle), covers, held-out
-   questions, and the positive pairs of every split.
-4. :class:`NegativeSampler`: negatives (label 0, two questions of different groups), never a
-   pair used anywhere before. Dev and test get, per kind, exactly as many negatives as
-   positives (so each kind is 50 % label 1), drawn from questions of the right kind (both
-   seen; one unseen and one seen; both unseen); train gets ``0.42 / 0.58`` × its positives,
-   from the seen questions. Each pool is filled 40 % with its highest character-overlap
-   pairs (overlap ≥ :data:`MIN_HARD_OVERLAP`, at most 2 per question), 30 % with random
-   same-topic pairs, the rest with random pairs, preferring rarely used questions. Test is
-   drawn first, then dev, then train, so each eval split gets the hard pairs of its own
-   questions.
-5. Each split is shuffled and each pair's order flipped by its own generator, written, and
-   the guarantees are checked (:func:`verify_sample`): no unordered pair twice anywhere;
-   label 1 exactly within a group; unseen questions absent from train, seen ones present.
+The build, step by step (:func:`build_sample`):
 
-Everything is drawn from ``random.Random`` seeded by ``SampleRecipe.seed`` over sorted
-inputs (never the iteration order of a set of strings), so the same source and seed give
-byte-identical files.
+1. Read the families, expand every meaning's wordings (a wording produced by two meanings is
+   an error naming both).
+2. Per eval split (test first, then dev): ``eval_pairs`` pairs, half label 1; each label's
+   pairs are shared out over the kinds (largest remainders) and over "both" / "one" /
+   "neither" question seen in train (LCQMC's test shares). Every wording is used by at most
+   one eval pair in the whole sample, so eval pairs share no question: dev and test are close
+   to independent observations (one occurrence per question, components of one pair).
+3. Train: a pool of wordings holding every *seen* eval wording (it must occur in train) and
+   whole meanings of unused wordings, sized so that each is used about
+   :data:`TRAIN_USES_PER_QUESTION` times (LCQMC: 1.94); *unseen* eval wordings never enter
+   it. Seen wordings get their train pair first; then the pool's least used wordings anchor
+   the rest, none in more than :data:`MAX_TRAIN_USES` pairs (when the pool has no free pair
+   of a rare kind, G or O, an unused wording of that kind joins it). ``train_pairs`` pairs,
+   ``train_positive_share`` label 1.
+4. Every pair is drawn greedily: :attr:`SampleRecipe.candidates` candidate pairs of the
+   wanted label and kind, and the one whose Jaccard bin is furthest below its target count
+   is kept (then the least used). No unordered pair is used twice anywhere.
+5. Each split is shuffled and each pair's order flipped by its own generator, checked
+   (:func:`verify_sample`) and written.
+
+Everything is drawn from ``random.Random`` seeded by ``SampleRecipe.seed`` over lists in
+source order (never the iteration order of a set of strings), so the same source and seed
+give byte-identical files.
 """
 
 from __future__ import annotations
 
-import math
+import itertools
 import random
+import re
 from collections import Counter
 from dataclasses import dataclass, field, replace
-from itertools import combinations
 from pathlib import Path
+from typing import Mapping
 
 from lessons_lib.errors import CourseInputError, file_errors
 from lessons_lib.files import atomic_write_many, folder_lock
 from lessons_lib.pairs.baselines import char_overlap
 from lessons_lib.pairs.data import SPLITS, PairExample
-from lessons_lib.pairs.stats import LCQMC_MEASURED, SplitStatistics, split_statistics
+from lessons_lib.pairs.stats import (JACCARD_BINS, LCQMC_KINDS, LCQMC_MEASURED, SplitStatistics,
+                                     jaccard_bin, split_statistics)
 from lessons_lib.paths import LCQMC_SAMPLE_DIR
 
 __all__ = [
-    "QuestionGroup",
     "SOURCE_FILE",
-    "MIN_HARD_OVERLAP",
-    "read_question_groups",
-    "char_overlap",
+    "NEGATIVE_KINDS",
+    "POSITIVE_KINDS",
+    "SLOT_KINDS",
+    "TRAIN_USES_PER_QUESTION",
+    "MAX_TRAIN_USES",
+    "Slot",
+    "Template",
+    "Family",
+    "read_question_families",
+    "POSITIVE_SALIENCE",
+    "positive_kind",
+    "Wording",
+    "Meaning",
+    "expand_meanings",
+    "pair_kind",
+    "apportion",
     "SampleRecipe",
-    "RoleCounts",
-    "role_counts",
-    "OverlapIndex",
-    "choose_eval_groups",
-    "SamplePlan",
-    "plan_roles",
-    "NegativeSampler",
+    "PairDrawer",
     "verify_sample",
     "SampleStats",
     "build_sample",
 ]
 
-SOURCE_FILE = LCQMC_SAMPLE_DIR / "source" / "question_groups.txt"
-EVAL_SPLITS = ("dev", "test")
-KINDS = ("both", "one", "neither")
-MIN_HARD_OVERLAP = 0.3
+SOURCE_FILE = LCQMC_SAMPLE_DIR / "source" / "question_families.txt"
+EVAL_SPLITS = ("test", "dev")  # test is drawn first
+SEEN_KINDS = ("both", "one", "neither")
+POSITIVE_KINDS = ("L", "R", "S", "F", "P")
+NEGATIVE_KINDS = ("E", "A", "N", "C", "G", "O", "U")
+SLOT_KINDS = ("E", "N", "G")
+TRAIN_USES_PER_QUESTION = 1.94  # LCQMC train: 2 × 238,766 pairs / 245,951 distinct questions
+MAX_TRAIN_USES = 3  # a train question is in at most this many train pairs
+_PLACEHOLDER = re.compile(r"\{([^{}]+)\}")
 
 
 @dataclass(frozen=True)
-class QuestionGroup:
-    """Questions that mean the same thing. ``index`` is the group's order in the source."""
+class Slot:
+    """A slot of a family: its kind (``E``, ``N`` or ``G``) and values, each ``(value, *synonyms)``; ``""`` is empty."""
+
+    name: str
+    kind: str
+    values: tuple[tuple[str, ...], ...]
+
+
+@dataclass(frozen=True)
+class Template:
+    """A question template: its own wording, its rewordings ``(kind, pattern)``, the slots it uses, a swap."""
+
+    pattern: str
+    rewordings: tuple[tuple[str, str], ...]
+    slots: tuple[str, ...]
+    swap: tuple[str, str] | None
+    line: int
+
+
+@dataclass(frozen=True)
+class Family:
+    """Templates about one kind of thing, sharing slots. ``index`` is the family's order in the source."""
 
     index: int
     topic: str
-    questions: tuple[str, ...]
-    line: int  # 1-based line of the group's first question
+    slots: dict[str, Slot]
+    templates: tuple[Template, ...]
+    line: int
 
 
-def read_question_groups(path: str | Path = SOURCE_FILE) -> list[QuestionGroup]:
+class _FamilyReader:
+    """Line-by-line parser of the source format (see the source file's header)."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self.families: list[Family] = []
+        self.topic: str | None = None
+        self._reset()
+
+    def _reset(self) -> None:
+        self.slots: dict[str, Slot] = {}
+        self.templates: list[list] = []  # [pattern, rewordings, swap, line]
+        self.start = 0
+
+    def fail(self, number: int, message: str) -> None:
+        raise CourseInputError(f"{self.path}, line {number}: {message}")
+
+    def close(self) -> None:
+        if not self.slots and not self.templates:
+            return
+        if not self.templates:
+            self.fail(self.start, "a family needs at least one '= template' line")
+        templates = []
+        for pattern, rewordings, swap, line in self.templates:
+            names = tuple(dict.fromkeys(_PLACEHOLDER.findall(pattern)))
+            for kind, text in [("", pattern)] + rewordings:
+                unknown = [n for n in _PLACEHOLDER.findall(text) if n not in self.slots]
+                if unknown:
+                    self.fail(line, f"slot {{{unknown[0]}}} is not declared in its family")
+                if set(_PLACEHOLDER.findall(text)) != set(names):
+                    self.fail(line, f"rewording {text!r} does not use the same slots as {pattern!r}")
+            if swap and not set(swap) <= set(names):
+                self.fail(line, f"swap {swap} names a slot the template does not use")
+            templates.append(Template(pattern, tuple(rewordings), names, swap, line))
+        self.families.append(Family(len(self.families), self.topic or "", dict(self.slots), tuple(templates),
+                                    self.start))
+        self._reset()
+
+    def slot(self, number: int, line: str) -> None:
+        match = re.fullmatch(r"\[(\w+)\]\s*([A-Z])\s*:\s*(.+)", line)
+        if not match:
+            self.fail(number, "a slot line reads '[name] KIND: value | value/synonym | -'")
+        name, kind, values = match.groups()
+        if kind not in SLOT_KINDS:
+            self.fail(number, f"slot kind must be one of {', '.join(SLOT_KINDS)}, got {kind!r}")
+        parsed = tuple(tuple("" if v.strip() == "-" else v.strip() for v in value.split("/"))
+                       for value in values.split("|"))
+        if len(parsed) < 2 or len({v[0] for v in parsed}) != len(parsed):
+            self.fail(number, f"slot [{name}] needs at least two different values")
+        self.slots[name] = Slot(name, kind, parsed)
+
+    def template(self, number: int, line: str) -> None:
+        pattern, _, option = line[1:].partition("|")
+        swap = None
+        if option.strip():
+            words = option.split()
+            if len(words) != 3 or words[0] != "swap":
+                self.fail(number, "a template option reads '| swap slot_a slot_b'")
+            swap = (words[1], words[2])
+        self.templates.append([pattern.strip(), [], swap, number])
+
+    def rewording(self, number: int, line: str) -> None:
+        kind, _, pattern = line.partition(":")
+        if kind.strip() not in POSITIVE_KINDS:
+            self.fail(number, f"a rewording starts with one of {', '.join(POSITIVE_KINDS)} and ':'")
+        if not self.templates:
+            self.fail(number, "a rewording before its '= template' line")
+        self.templates[-1][1].append((kind.strip(), pattern.strip()))
+
+    def read(self, lines: list[str]) -> list[Family]:
+        for number, raw in enumerate(lines, start=1):
+            line = raw.strip()
+            if not line:
+                self.close()
+            elif line.startswith("##"):
+                self.close()
+                self.topic = line.lstrip("#").strip()
+            elif line.startswith("#"):
+                continue
+            elif self.topic is None:
+                self.fail(number, "a family before the first '## topic' line")
+            elif "\t" in line:
+                self.fail(number, "a line must not contain a tab")
+            else:
+                if not self.slots and not self.templates:
+                    self.start = number
+                {"[": self.slot, "=": self.template}.get(line[0], self.rewording)(number, line)
+        self.close()
+        return self.families
+
+
+def read_question_families(path: str | Path = SOURCE_FILE) -> list[Family]:
     """Parse the source file.
 
     Raises:
-        CourseInputError: a question before any topic, a group of one question, a tab in a
-            question, or a question that appears twice (naming both lines).
+        CourseInputError: a malformed line, an undeclared slot, a rewording whose slots differ
+            from its template's (naming the file and line).
     """
     path = Path(path)
     if not path.is_file():
-        raise CourseInputError(f"question-group source not found: {path}")
-    groups: list[QuestionGroup] = []
-    seen: dict[str, int] = {}
-    topic: str | None = None
-    current: list[str] = []
-    start = 0
-
-    def close_group() -> None:
-        nonlocal current
-        if not current:
-            return
-        if len(current) < 2:
-            raise CourseInputError(f"{path}, line {start}: a group needs at least 2 questions, found 1")
-        groups.append(QuestionGroup(len(groups), topic or "", tuple(current), start))
-        current = []
-
+        raise CourseInputError(f"question-family source not found: {path}")
     try:
         with file_errors(path):
             lines = path.read_text(encoding="utf-8-sig").splitlines()
     except UnicodeDecodeError as error:
         raise CourseInputError(f"{path}: not UTF-8 text ({error.reason} at byte {error.start})") from None
-    for number, raw in enumerate(lines, start=1):
-        line = raw.strip()
-        if not line:
-            close_group()
-        elif line.startswith("##"):
-            close_group()
-            topic = line.lstrip("#").strip()
-        elif line.startswith("#"):
-            continue
-        else:
-            if topic is None:
-                raise CourseInputError(f"{path}, line {number}: question before the first '## topic' line")
-            if "\t" in line:
-                raise CourseInputError(f"{path}, line {number}: a question must not contain a tab")
-            if line in seen:
-                raise CourseInputError(f"{path}, line {number}: question {line!r} already on line {seen[line]}")
-            seen[line] = number
-            if not current:
-                start = number
-            current.append(line)
-    close_group()
-    return groups
+    return _FamilyReader(path).read(lines)
+
+
+@dataclass(frozen=True)
+class Wording:
+    """One question: its text, its meaning's index, and its kind (``""`` own wording, else a positive kind)."""
+
+    text: str
+    meaning: int
+    kind: str
+
+
+@dataclass
+class Meaning:
+    """One template with one value index per slot it uses (``values``, in the template's slot order)."""
+
+    index: int
+    family: Family
+    template: int
+    values: tuple[int, ...]
+    wordings: list[Wording] = field(default_factory=list)
+
+    def key(self) -> tuple[int, int, tuple[int, ...]]:
+        return self.family.index, self.template, self.values
+
+
+POSITIVE_SALIENCE = ("P", "S", "R", "F", "L")  # a pair of two rewordings has the kind of the more salient one
+
+
+def positive_kind(a: str, b: str) -> str:
+    """The kind of a positive between wordings of kinds ``a`` and ``b`` (``""``: the template's own wording).
+
+    With the own wording it is the other's kind; between two rewordings, the more salient of the
+    two (:data:`POSITIVE_SALIENCE`: a free paraphrase outweighs a synonym, which outweighs a word
+    order …), as a reader naming the most visible change would.
+    """
+    if not a or not b:
+        return a or b
+    return min(a, b, key=POSITIVE_SALIENCE.index)
+
+
+def _fill(pattern: str, texts: Mapping[str, str]) -> str:
+    return _PLACEHOLDER.sub(lambda m: texts[m.group(1)], pattern)
+
+
+def _wordings(meaning: Meaning) -> list[tuple[str, str]]:
+    """``(kind, text)`` of every wording of ``meaning``: own, rewordings, own with a synonym."""
+    template = meaning.family.templates[meaning.template]
+    slots = [meaning.family.slots[name] for name in template.slots]
+    values = [slot.values[i] for slot, i in zip(slots, meaning.values)]
+    canonical = {name: value[0] for name, value in zip(template.slots, values)}
+    out = [("", _fill(template.pattern, canonical))]
+    out += [(kind, _fill(pattern, canonical)) for kind, pattern in template.rewordings]
+    for name, value in zip(template.slots, values):
+        out += [("S", _fill(template.pattern, {**canonical, name: synonym})) for synonym in value[1:]]
+    return out
+
+
+def expand_meanings(families: list[Family]) -> tuple[list[Meaning], dict[str, Wording]]:
+    """Every meaning of every template (a swap template skips equal swapped values) and the wording of each text.
+
+    Raises:
+        CourseInputError: two meanings produce the same text (naming both templates' lines).
+    """
+    meanings: list[Meaning] = []
+    by_text: dict[str, Wording] = {}
+    for family in families:
+        for t, template in enumerate(family.templates):
+            sizes = [range(len(family.slots[name].values)) for name in template.slots]
+            for values in itertools.product(*sizes):
+                if template.swap and _swap_equal(template, family, values):
+                    continue
+                meaning = Meaning(len(meanings), family, t, values)
+                for kind, text in _wordings(meaning):
+                    text = re.sub(r"\s+", "", text)
+                    if text in by_text:
+                        if by_text[text].meaning == meaning.index:
+                            continue  # a rewording equal to another of the same meaning adds nothing
+                        other = meanings[by_text[text].meaning]
+                        raise CourseInputError(
+                            f"question {text!r} is produced by the templates of line "
+                            f"{other.family.templates[other.template].line} and line {template.line}")
+                    wording = Wording(text, meaning.index, kind)
+                    by_text[text] = wording
+                    meaning.wordings.append(wording)
+                meanings.append(meaning)
+    return meanings, by_text
+
+
+def _swap_equal(template: Template, family: Family, values: tuple[int, ...]) -> bool:
+    a, b = (template.slots.index(name) for name in template.swap)
+    return family.slots[template.swap[0]].values[values[a]][0] == family.slots[template.swap[1]].values[values[b]][0]
+
+
+def pair_kind(meanings: list[Meaning], by_text: Mapping[str, Wording], a: str, b: str) -> str:
+    """The kind of the pair ``(a, b)`` of two texts of the source (module docstring); ``"-"``: none of the kinds.
+
+    Positives: :func:`positive_kind` of their wordings. Negatives: ``U`` across families;
+    ``A`` for two templates of one family with equal values in the slots both use; in one
+    template, ``O`` for exchanged swap values, else the kind of the one slot that differs
+    (``C`` when one of the two values is empty).
+    """
+    wa, wb = by_text[a], by_text[b]
+    if wa.meaning == wb.meaning:
+        return positive_kind(wa.kind, wb.kind)
+    ma, mb = meanings[wa.meaning], meanings[wb.meaning]
+    if ma.family.index != mb.family.index:
+        return "U"
+    family = ma.family
+    if ma.template != mb.template:
+        mine = dict(zip(family.templates[ma.template].slots, ma.values))
+        theirs = zip(family.templates[mb.template].slots, mb.values)
+        return "A" if all(mine.get(name, value) == value for name, value in theirs) else "-"
+    template = family.templates[ma.template]
+    differ = [i for i, (x, y) in enumerate(zip(ma.values, mb.values)) if x != y]
+    if template.swap:
+        i, j = (template.slots.index(name) for name in template.swap)
+        if sorted(differ) == sorted((i, j)) and ma.values[i] == mb.values[j] and ma.values[j] == mb.values[i]:
+            return "O"
+    if len(differ) != 1:
+        return "-"
+    slot = family.slots[template.slots[differ[0]]]
+    empty = "" in (slot.values[ma.values[differ[0]]][0], slot.values[mb.values[differ[0]]][0])
+    return "C" if empty else slot.kind
+
+
+def apportion(total: int, weights: Mapping[str, float]) -> dict[str, int]:
+    """``total`` shared out in proportion to ``weights`` by largest remainders (ties: the order of ``weights``)."""
+    mass = sum(weights.values())
+    exact = {k: total * w / mass for k, w in weights.items()}
+    counts = {k: int(v) for k, v in exact.items()}
+    order = sorted(weights, key=lambda k: -(exact[k] - counts[k]))
+    for k in order[: total - sum(counts.values())]:
+        counts[k] += 1
+    return counts
 
 
 @dataclass(frozen=True)
@@ -167,337 +383,335 @@ class SampleRecipe:
 
     Attributes:
         seed: seeds every random choice.
-        eval_positives: label-1 pairs wanted in each of dev and test (each gets as many negatives).
+        train_pairs: pairs of train.
+        eval_pairs: pairs of each of dev and test (half of them label 1).
         train_positive_share: share of label 1 in train (LCQMC: 0.58).
-        hard_fraction: share of each split's negatives taken from its highest-overlap pairs.
-        same_topic_fraction: share of each split's negatives drawn within one topic.
-        hard_per_question: at most this many hard negatives per question and pool.
-        twin_overlap: two groups are near-twins when some question of one overlaps some
-            question of the other at least this much (character Jaccard).
+        candidates: candidate pairs compared for each train pair drawn (more: closer Jaccard histograms).
+        eval_candidates: the same for dev and test pairs.
     """
 
     seed: int = 20240601
-    eval_positives: int = 300
+    train_pairs: int = 9000
+    eval_pairs: int = 1200
     train_positive_share: float = LCQMC_MEASURED["label_1"]["train"]
-    hard_fraction: float = 0.4
-    same_topic_fraction: float = 0.3
-    hard_per_question: int = 2
-    twin_overlap: float = 0.5
+    candidates: int = 24
+    eval_candidates: int = 64
 
 
-@dataclass(frozen=True)
-class RoleCounts:
-    """Groups of each role in one eval split."""
+class PairDrawer:
+    """Draws pairs of a wanted label and kind, greedily following a split's Jaccard targets.
 
-    new: int
-    extended: int
-    focus: int
-    decoy: int
-
-    @property
-    def total(self) -> int:
-        return self.new + self.extended + self.focus + self.decoy
-
-    def describe(self) -> str:
-        return f"new {self.new}, extended {self.extended}, focus {self.focus}, decoy {self.decoy}"
-
-
-def _cover_size(n_questions: int) -> int:
-    """Pairs of a perfect matching of ``n`` questions (one extra pair when ``n`` is odd)."""
-    return math.ceil(n_questions / 2)
-
-
-def role_counts(group_size: int, eval_positives: int) -> RoleCounts:
-    """Role counts for one eval split of groups of ``group_size`` questions.
-
-    With ``k = group_size``, ``P = eval_positives`` and LCQMC's shares ``s_both``, ``s_one``,
-    ``s_neither`` of test pairs, and ``c(n) = ceil(n / 2)`` (the pairs a cover keeps in train):
-    ``new = s_neither·P / C(k, 2)``; ``extended = s_one·P / (k − 1)`` (each gives k − 1 "one"
-    pairs and ``C(k−1, 2) − c(k−1)`` "both" pairs); ``focus = (s_both·P − extended·(C(k−1, 2)
-    − c(k−1))) / (C(k, 2) − c(k))``; each rounded. ``decoy`` is the count that brings the share
-    of seen questions, ``seen / (seen + unseen)``, closest to LCQMC's, with ``seen = (k−1)·
-    extended + k·focus`` and ``unseen = k·new + extended + k·decoy``.
-    """
-    k = group_size
-    if k < 3:
-        raise CourseInputError(f"eval groups need at least 3 questions (a held-out one and a cover), got {k}")
-    ref = LCQMC_MEASURED
-    new = round(ref["test_neither"] * eval_positives / math.comb(k, 2))
-    extended = round(ref["test_one"] * eval_positives / (k - 1))
-    both_per_extended = math.comb(k - 1, 2) - _cover_size(k - 1)
-    focus = max(0, round((ref["test_both"] * eval_positives - extended * both_per_extended)
-                         / (math.comb(k, 2) - _cover_size(k))))
-    seen = (k - 1) * extended + k * focus
-    target = ref["test_questions_seen"]
-    decoy = min(range(seen + 1), key=lambda d: abs(seen / (seen + k * new + extended + k * d) - target))
-    return RoleCounts(new, extended, focus, decoy)
-
-
-class OverlapIndex:
-    """Every cross-group pair of questions with character overlap ≥ ``minimum``, hardest first.
-
-    Computed once (the all-pairs loop is the build's costliest step) and reused for the
-    near-twins and for every pool's hard negatives. Pairs are ``(overlap, a, b)`` with ``a``
-    before ``b`` in source order; ties keep source order.
+    ``used_pairs`` holds every unordered pair given out anywhere; ``uses`` counts each text's
+    pairs in the split being drawn. ``allowed(text)`` says whether a text may be used now.
     """
 
-    def __init__(self, groups: list[QuestionGroup], minimum: float = MIN_HARD_OVERLAP):
-        questions = [(q, g.index) for g in groups for q in g.questions]
-        sets = [frozenset(q) for q, _ in questions]
-        found = []
-        for i, (set_i, (_, group_i)) in enumerate(zip(sets, questions)):
-            for j in range(i + 1, len(questions)):
-                if questions[j][1] == group_i:
+    def __init__(self, meanings: list[Meaning], by_text: dict[str, Wording], rng: random.Random, recipe: SampleRecipe):
+        self.meanings, self.by_text, self.rng, self.recipe = meanings, by_text, rng, recipe
+        self.used_pairs: set[frozenset[str]] = set()
+        self._by_family: dict[int, list[Meaning]] = {}
+        self._by_topic: dict[str, list[int]] = {}
+        self._by_key: dict[tuple, Meaning] = {}
+        self._anchors: dict[tuple[int, str], list[str]] = {}
+        self._anchor_groups: dict[tuple[int, str], list[list[str]]] = {}
+        self._changes: dict[int, list[tuple[str, Meaning]]] = {}
+        self._aspects: dict[int, list[Meaning]] = {}
+        for meaning in meanings:
+            self._by_family.setdefault(meaning.family.index, []).append(meaning)
+            self._by_key[meaning.key()] = meaning
+        for family_index, members in self._by_family.items():
+            self._by_topic.setdefault(members[0].family.topic, []).append(family_index)
+
+    # --- related meanings -------------------------------------------------------------
+    def _one_slot_change(self, meaning: Meaning) -> list[tuple[str, Meaning]]:
+        """``(kind, other)`` for every meaning of the same template differing in one value (or swapped)."""
+        if meaning.index not in self._changes:
+            self._changes[meaning.index] = self._find_changes(meaning)
+        return self._changes[meaning.index]
+
+    def _find_changes(self, meaning: Meaning) -> list[tuple[str, Meaning]]:
+        family, template = meaning.family, meaning.family.templates[meaning.template]
+        out = []
+        for position, name in enumerate(template.slots):
+            slot = family.slots[name]
+            for value in range(len(slot.values)):
+                if value == meaning.values[position]:
                     continue
-                shared = len(set_i & sets[j])
-                overlap = shared / (len(set_i) + len(sets[j]) - shared)
-                if overlap >= minimum:
-                    found.append((-overlap, i, j))
-        found.sort()
-        self.pairs = [(-neg, questions[i][0], questions[j][0]) for neg, i, j in found]
+                values = meaning.values[:position] + (value,) + meaning.values[position + 1:]
+                other = self._by_key.get((family.index, meaning.template, values))
+                if other is not None:
+                    empty = "" in (slot.values[value][0], slot.values[meaning.values[position]][0])
+                    out.append(("C" if empty else slot.kind, other))
+        if template.swap:
+            a, b = (template.slots.index(name) for name in template.swap)
+            values = list(meaning.values)
+            values[a], values[b] = values[b], values[a]
+            other = self._by_key.get((family.index, meaning.template, tuple(values)))
+            if other is not None:
+                out.append(("O", other))
+        return out
 
-    def twins(self, owner: dict[str, QuestionGroup], minimum: float) -> dict[int, int]:
-        """Group index -> the group holding its most overlapping question, if that overlap ≥ ``minimum``."""
-        twin: dict[int, int] = {}
-        for overlap, a, b in self.pairs:
-            if overlap < minimum:
-                break
-            ga, gb = owner[a].index, owner[b].index
-            twin.setdefault(ga, gb)
-            twin.setdefault(gb, ga)
-        return twin
+    def _other_aspect(self, meaning: Meaning) -> list[Meaning]:
+        """Meanings of the family's other templates with the same values in the slots both use."""
+        if meaning.index in self._aspects:
+            return self._aspects[meaning.index]
+        family, template = meaning.family, meaning.family.templates[meaning.template]
+        mine = dict(zip(template.slots, meaning.values))
+        self._aspects[meaning.index] = [m for m in self._by_family[family.index] if m.template != meaning.template
+                and all(mine.get(n, v) == v for n, v in zip(family.templates[m.template].slots, m.values))]
+        return self._aspects[meaning.index]
+
+    def related(self, meaning: Meaning, kind: str) -> Meaning | None:
+        """A random meaning that makes a negative of ``kind`` with ``meaning`` (``None``: there is none)."""
+        if kind == "A":
+            options = self._other_aspect(meaning)
+        elif kind == "U":
+            families = [f for f in self._by_topic[meaning.family.topic] if f != meaning.family.index]
+            if not families:
+                return None
+            members = self._by_family[families[self.rng.randrange(len(families))]]
+            return members[self.rng.randrange(len(members))]
+        else:
+            options = [other for k, other in self._one_slot_change(meaning) if k == kind]
+        return options[self.rng.randrange(len(options))] if options else None
+
+    def anchors(self, label: int, kind: str) -> list[str]:
+        """Texts that can start a pair of ``label`` and ``kind`` (a rewording of the kind or its own wording for
+        positives; any wording of a meaning with a related meaning of the kind for negatives), in source order."""
+        key = (label, kind)
+        if key not in self._anchors:
+            out = []
+            for meaning in self.meanings:
+                if label == 1:
+                    out += [a.text for a in meaning.wordings
+                            if any(b is not a and positive_kind(a.kind, b.kind) == kind for b in meaning.wordings)]
+                elif kind == "U" or (kind == "A" and self._other_aspect(meaning)) or \
+                        any(k == kind for k, _ in self._one_slot_change(meaning)):
+                    out += [w.text for w in meaning.wordings]
+            self._anchors[key] = out
+        return self._anchors[key]
+
+    def pick_anchor(self, label: int, kind: str) -> str:
+        """A random anchor of ``label`` and ``kind``: a family first (each alike), then one of its texts, so that
+        families with many slot values do not crowd out the others."""
+        key = (label, kind)
+        if key not in self._anchor_groups:
+            groups: dict[int, list[str]] = {}
+            for text in self.anchors(label, kind):
+                groups.setdefault(self.meanings[self.by_text[text].meaning].family.index, []).append(text)
+            self._anchor_groups[key] = [groups[f] for f in sorted(groups)]
+        groups = self._anchor_groups[key]
+        if not groups:
+            raise CourseInputError(f"no question can start a pair of label {label} and kind {kind}: write more families")
+        texts = groups[self.rng.randrange(len(groups))]
+        return texts[self.rng.randrange(len(texts))]
+
+    # --- candidates and the greedy choice ---------------------------------------------
+    def partner(self, anchor: Wording, label: int, kind: str, allowed) -> Wording | None:
+        """A text that makes a pair of ``label`` and ``kind`` with ``anchor`` (``None``: none found)."""
+        meaning = self.meanings[anchor.meaning]
+        if label == 1:
+            options = [w for w in meaning.wordings if w is not anchor and positive_kind(anchor.kind, w.kind) == kind]
+        else:
+            other = self.related(meaning, kind)
+            options = other.wordings if other is not None else []
+        options = [w for w in options if allowed(w.text) and frozenset((anchor.text, w.text)) not in self.used_pairs]
+        return options[self.rng.randrange(len(options))] if options else None
+
+    @staticmethod
+    def best(candidates: list[tuple[str, str]], deficit: list[int], chars: float) -> tuple[str, str] | None:
+        """The candidate whose Jaccard bin is furthest below target, then whose length is closest to ``chars``
+        (characters of both questions), then the first."""
+        if not candidates:
+            return None
+        return max(candidates, key=lambda p: (deficit[jaccard_bin(char_overlap(*p))], -abs(len(p[0]) + len(p[1]) - chars)))
+
+    def take(self, pair: tuple[str, str], deficit: list[int], uses: Counter[str]) -> None:
+        self.used_pairs.add(frozenset(pair))
+        deficit[jaccard_bin(char_overlap(*pair))] -= 1
+        uses[pair[0]] += 1
+        uses[pair[1]] += 1
 
 
-def _eval_candidates(groups: list[QuestionGroup]) -> tuple[int, list[QuestionGroup]]:
-    """The most common group size (smallest on a tie) and the groups of that size."""
-    sizes = Counter(len(g.questions) for g in groups)
-    size = min(sizes, key=lambda s: (-sizes[s], s))
-    return size, [g for g in groups if len(g.questions) == size]
+def _targets(split: str, label: int, n: int) -> list[int]:
+    """Target count per Jaccard bin: LCQMC's histogram of ``split``'s ``label`` pairs, scaled to ``n``."""
+    shares = LCQMC_MEASURED["jaccard_histogram"][split][label]
+    counts = apportion(n, {str(i): s for i, s in enumerate(shares)})
+    return [counts[str(i)] for i in range(len(JACCARD_BINS) - 1)]
 
 
-def choose_eval_groups(
-    groups: list[QuestionGroup], per_split: int, twins: dict[int, int], rng: random.Random,
-) -> dict[str, list[QuestionGroup]]:
-    """``per_split`` groups for test and for dev, topic by topic, each with its near-twin.
-
-    Topics are visited in turn (sorted by name), each offering its next free group of a
-    seeded shuffle; the group and its twin (when the twin is a candidate and still free) go
-    to the split, of those with room, that has fewer groups of this topic so far, then fewer
-    groups overall, then test before dev: so both eval splits cover the topics alike.
-
-    Raises:
-        CourseInputError: fewer candidate groups than ``2 × per_split`` plus one for train.
-    """
-    if len(groups) <= 2 * per_split:
-        raise CourseInputError(
-            f"the source has {len(groups)} groups of the common size; dev and test need {per_split} each "
-            "and train needs the rest: write more groups or lower eval_positives")
-    by_index = {g.index: g for g in groups}
-    by_topic: dict[str, list[QuestionGroup]] = {}
-    for group in groups:
-        by_topic.setdefault(group.topic, []).append(group)
-    for members in by_topic.values():
-        rng.shuffle(members)
-    chosen: dict[str, list[QuestionGroup]] = {"test": [], "dev": []}
-    taken: set[int] = set()
-    while min(len(members) for members in chosen.values()) < per_split:
-        for topic in sorted(by_topic):
-            free = [g for g in by_topic[topic] if g.index not in taken]
-            open_splits = [s for s in ("test", "dev") if len(chosen[s]) < per_split]
-            if not free or not open_splits:
-                continue
-            split = min(open_splits, key=lambda s: (sum(g.topic == topic for g in chosen[s]), len(chosen[s])))
-            unit = [free[0]]
-            twin = by_index.get(twins.get(free[0].index, -1))
-            if twin is not None and twin.index not in taken and len(chosen[split]) + 2 <= per_split:
-                unit.append(twin)
-            chosen[split].extend(unit)
-            taken.update(g.index for g in unit)
-    return chosen
+def _kind_slots(n: int, label: int, rng: random.Random, seen_shares: Mapping[str, float] | None) -> list[tuple[str, str]]:
+    """``(pair kind, seen kind)`` for ``n`` pairs of ``label``: both shared out by largest remainders, then paired at random."""
+    kinds = apportion(n, LCQMC_KINDS["positive" if label else "negative"])
+    pair_kinds = [k for k, c in kinds.items() for _ in range(c)]
+    rng.shuffle(pair_kinds)
+    if seen_shares is None:
+        return [(k, "train") for k in pair_kinds]
+    seen = [k for k, c in apportion(n, seen_shares).items() for _ in range(c)]
+    rng.shuffle(seen)
+    return list(zip(pair_kinds, seen))
 
 
 @dataclass
-class SamplePlan:
-    """Who is seen and unseen, and the positive pairs of every split.
+class _Split:
+    """What one split has drawn: pairs by label, texts by seen status, uses, Jaccard deficits per label."""
 
-    Attributes:
-        roles: group index -> (role, eval split), ``("train", None)`` for train groups.
-        positives: split -> kind (``"both"``, ``"one"``, ``"neither"``) -> pairs; train's are all "both".
-        seen: eval split -> its seen questions (of its focus and extended groups), in source order.
-        unseen: eval split -> its unseen questions, in source order.
-        train_questions: every question allowed in train, in source order.
-    """
+    positives: list[tuple[str, str]] = field(default_factory=list)
+    negatives: list[tuple[str, str]] = field(default_factory=list)
+    seen: list[str] = field(default_factory=list)
+    unseen: list[str] = field(default_factory=list)
+    uses: Counter = field(default_factory=Counter)
+    deficit: dict[int, list[int]] = field(default_factory=dict)
 
-    roles: dict[int, tuple[str, str | None]] = field(default_factory=dict)
-    positives: dict[str, dict[str, list[tuple[str, str]]]] = field(default_factory=dict)
-    seen: dict[str, list[str]] = field(default_factory=dict)
-    unseen: dict[str, list[str]] = field(default_factory=dict)
-    train_questions: list[str] = field(default_factory=list)
+    def add(self, label: int, pair: tuple[str, str]) -> None:
+        (self.positives if label else self.negatives).append(pair)
 
 
-def _cover(rng: random.Random, questions: list[str]) -> list[tuple[str, str]]:
-    """A random perfect matching (one extra pair for an odd count): the pairs kept in train."""
-    order = questions[:]
-    rng.shuffle(order)
-    pairs = [(order[i], order[i + 1]) for i in range(0, len(order) - 1, 2)]
-    if len(order) % 2:
-        pairs.append((order[-2], order[-1]))
-    return pairs
+def _draw_eval(drawer: PairDrawer, taken: set[str], split: str, recipe: SampleRecipe) -> _Split:
+    """``recipe.eval_pairs`` pairs of texts no other eval pair uses (step 2 of the module docstring)."""
+    rng, out = drawer.rng, _Split()
+    seen_shares = {k: LCQMC_MEASURED[f"test_{k}"] for k in SEEN_KINDS}
+    half = recipe.eval_pairs // 2
+    for label in (1, 0):
+        out.deficit[label] = _targets(split, label, half)
+        for kind, seen in _kind_slots(half, label, rng, seen_shares):
+            candidates = []
+            for _ in range(recipe.eval_candidates * 8):
+                anchor = drawer.by_text[drawer.pick_anchor(label, kind)]
+                if anchor.text in taken:
+                    continue
+                other = drawer.partner(anchor, label, kind, lambda t: t not in taken and t != anchor.text)
+                if other is not None:
+                    candidates.append((anchor.text, other.text))
+                if len(candidates) >= recipe.eval_candidates:
+                    break
+            pair = drawer.best(candidates, out.deficit[label], LCQMC_MEASURED["pair_chars"][split][label])
+            if pair is None:
+                raise CourseInputError(f"{split}: found no free pair of label {label} and kind {kind}: write more families")
+            drawer.take(pair, out.deficit[label], out.uses)
+            taken.update(pair)
+            out.add(label, pair)
+            n_seen = {"both": 2, "one": 1, "neither": 0}[seen]
+            out.seen.extend(pair[:n_seen])
+            out.unseen.extend(pair[n_seen:])
+    return out
 
 
-def _assign_roles(chosen: dict[str, list[QuestionGroup]], counts: RoleCounts,
-                  rng: random.Random) -> dict[int, tuple[str, str | None]]:
-    roles: dict[int, tuple[str, str | None]] = {}
-    order = ["new"] * counts.new + ["extended"] * counts.extended + ["focus"] * counts.focus + ["decoy"] * counts.decoy
-    for split in EVAL_SPLITS:
-        members = chosen[split][:]
-        rng.shuffle(members)
-        for group, role in zip(members, order):
-            roles[group.index] = (role, split)
-    return roles
+def _weighted_choice(rng: random.Random, quotas: dict[int, Counter]) -> tuple[int, str]:
+    """A random ``(label, kind)``, each as likely as its remaining quota."""
+    items = [(label, kind, n) for label in (1, 0) for kind, n in sorted(quotas[label].items()) if n > 0]
+    pick = rng.randrange(sum(n for _, _, n in items))
+    for label, kind, n in items:
+        if pick < n:
+            return label, kind
+        pick -= n
+    raise AssertionError("unreachable: pick < total")
 
 
-def plan_roles(groups: list[QuestionGroup], chosen: dict[str, list[QuestionGroup]], counts: RoleCounts,
-               rng: random.Random) -> SamplePlan:
-    """Roles of the chosen eval groups (``train`` for the rest) and every split's positive pairs."""
-    plan = SamplePlan(roles=_assign_roles(chosen, counts, rng))
-    plan.positives = {split: {kind: [] for kind in KINDS} for split in SPLITS}
-    plan.seen = {split: [] for split in EVAL_SPLITS}
-    plan.unseen = {split: [] for split in EVAL_SPLITS}
-    unseen_anywhere: set[str] = set()
-    for group in groups:
-        role, split = plan.roles.setdefault(group.index, ("train", None))
-        questions = list(group.questions)
-        if split is None:  # a train group
-            plan.positives["train"]["both"].extend(combinations(questions, 2))
-            continue
-        if role in ("new", "decoy"):
-            plan.unseen[split].extend(questions)
-            if role == "new":
-                plan.positives[split]["neither"].extend(combinations(questions, 2))
-            continue
-        if role == "extended":
-            held_out = questions.pop(rng.randrange(len(questions)))
-            plan.unseen[split].append(held_out)
-            plan.positives[split]["one"].extend((held_out, q) for q in questions)
-        cover = _cover(rng, questions)
-        in_cover = {frozenset(pair) for pair in cover}
-        plan.positives["train"]["both"].extend(cover)
-        plan.positives[split]["both"].extend(p for p in combinations(questions, 2) if frozenset(p) not in in_cover)
-        plan.seen[split].extend(questions)
-    for split in EVAL_SPLITS:
-        unseen_anywhere.update(plan.unseen[split])
-    plan.train_questions = [q for g in groups if plan.roles[g.index][0] in ("train", "focus", "extended")
-                            for q in g.questions if q not in unseen_anywhere]
-    return plan
+def _extend_pool(drawer: PairDrawer, pool: list[str], taken: set[str], size: int) -> None:
+    """Add whole meanings of texts no eval pair uses until ``pool`` holds ``size`` texts: the families in
+    turn, each giving its next meaning of a seeded shuffle (so that large families do not crowd out small ones)."""
+    present = set(pool)
+    queues: dict[int, list[Meaning]] = {}
+    for meaning in drawer.meanings:
+        queues.setdefault(meaning.family.index, []).append(meaning)
+    for queue in queues.values():
+        drawer.rng.shuffle(queue)
+    while len(pool) < size and any(queues.values()):
+        for family in sorted(queues):
+            if queues[family] and len(pool) < size:
+                meaning = queues[family].pop()
+                fresh = [w.text for w in meaning.wordings if w.text not in taken and w.text not in present]
+                pool.extend(fresh)
+                present.update(fresh)
 
 
-class NegativeSampler:
-    """Draws negatives from pools of questions, never a pair already used anywhere.
+class _TrainDraw:
+    """Train's pairs (step 3 of the module docstring): the seen eval texts first, then the least used of the pool."""
 
-    ``used`` holds every unordered pair given out so far (all positives are put in before
-    the first negative is drawn), so no pair can repeat, within a split or across splits.
-    ``uses`` counts how often each question occurs in the split being drawn; a random pair's
-    first question is one of the least used of its pool, its second the least used of a few
-    random candidates, so that the questions of an eval split recur about equally and every
-    decoy question is used.
-    """
+    def __init__(self, drawer: PairDrawer, eval_splits: dict[str, _Split], taken: set[str], recipe: SampleRecipe):
+        self.drawer, self.taken, self.recipe, self.out = drawer, taken, recipe, _Split()
+        self.seen = [t for split in EVAL_SPLITS for t in eval_splits[split].seen]
+        self.pool, self.in_pool = self.seen[:], set(self.seen)
+        self.growing = False  # True: any text no eval pair uses may join the pool
+        n_pos = round(recipe.train_pairs * recipe.train_positive_share)
+        sizes = {1: n_pos, 0: recipe.train_pairs - n_pos}
+        self.quotas = {label: Counter(apportion(n, LCQMC_KINDS["positive" if label else "negative"]))
+                       for label, n in sizes.items()}
+        for label, n in sizes.items():
+            self.out.deficit[label] = _targets("train", label, n)
 
-    SAMPLE = 8  # random draws compare this many candidates and keep the least used
+    def usable(self, text: str) -> bool:
+        return (text in self.in_pool or (self.growing and text not in self.taken)) and \
+            self.out.uses[text] < MAX_TRAIN_USES
 
-    def __init__(self, owner: dict[str, QuestionGroup], overlaps: OverlapIndex, used: set[frozenset[str]],
-                 rng: random.Random, recipe: SampleRecipe):
-        self.owner, self.overlaps, self.used, self.rng, self.recipe = owner, overlaps, used, rng, recipe
+    def draw_one(self, anchors: list[str], options: list[tuple[int, str]]) -> bool:
+        """The best pair starting at one of ``anchors``, of one of the ``(label, kind)`` options (``False``: none)."""
+        out, candidates = self.out, []
+        for anchor_text, (label, kind) in itertools.product(anchors, options):
+            other = self.drawer.partner(self.drawer.by_text[anchor_text], label, kind,
+                                        lambda t: self.usable(t) and t != anchor_text)
+            if other is not None:
+                candidates.append((label, kind, (anchor_text, other.text)))
+        if not candidates:
+            return False
+        chars = LCQMC_MEASURED["pair_chars"]["train"]
+        label, kind, pair = max(candidates, key=lambda c: (out.deficit[c[0]][jaccard_bin(char_overlap(*c[2]))],
+                                                          -out.uses[c[2][0]] - out.uses[c[2][1]],
+                                                          -abs(len(c[2][0]) + len(c[2][1]) - chars[c[0]])))
+        self.quotas[label][kind] -= 1
+        self.drawer.take(pair, out.deficit[label], out.uses)
+        out.add(label, pair)
+        for text in pair:
+            if text not in self.in_pool:
+                self.pool.append(text)
+                self.in_pool.add(text)
+        return True
 
-    def _free(self, a: str, b: str) -> bool:
-        return self.owner[a].index != self.owner[b].index and frozenset((a, b)) not in self.used
+    def pair_the_seen(self) -> None:
+        """One train pair for every seen eval text (its partner may be any text no eval pair uses)."""
+        self.growing = True
+        for text in self.seen:
+            options = [(label, kind) for label in (1, 0) for kind, n in sorted(self.quotas[label].items()) if n > 0]
+            if self.out.uses[text] == 0 and not self.draw_one([text] * 2, options):
+                raise CourseInputError(f"train: no pair for the seen question {text!r}: write more families")
+        self.growing = False
 
-    def _take(self, a: str, b: str, uses: Counter[str], out: list[tuple[str, str]]) -> None:
-        self.used.add(frozenset((a, b)))
-        uses[a] += 1
-        uses[b] += 1
-        out.append((a, b))
-
-    def _hard(self, left: set[str], right: set[str], n: int, uses: Counter[str], out: list[tuple[str, str]]) -> None:
-        """Up to ``n`` of the highest-overlap free pairs with one question in each pool."""
-        per_question: Counter[str] = Counter()
-        cap = self.recipe.hard_per_question
-        for _, a, b in self.overlaps.pairs:
-            if len(out) >= n:
-                return
-            if not ((a in left and b in right) or (a in right and b in left)):
+    def fill(self) -> None:
+        """The remaining quotas, each pair anchored at the least used of a random sample of the pool."""
+        rng, recipe, drawer = self.drawer.rng, self.recipe, self.drawer
+        pool_anchors: dict[tuple[int, str], list[str]] = {}
+        failures = 0
+        while any(n > 0 for q in self.quotas.values() for n in q.values()):
+            label, kind = _weighted_choice(rng, self.quotas)
+            if (label, kind) not in pool_anchors:
+                pool_anchors[label, kind] = [t for t in drawer.anchors(label, kind) if t in self.in_pool]
+            choices = pool_anchors[label, kind]
+            sample = [choices[rng.randrange(len(choices))] for _ in range(4 * recipe.candidates)] if choices else []
+            anchors = sorted((t for t in sample if self.usable(t)), key=lambda t: self.out.uses[t])
+            if self.draw_one(anchors[: recipe.candidates // 2], [(label, kind)]):
                 continue
-            if per_question[a] < cap and per_question[b] < cap and self._free(a, b):
-                per_question[a] += 1
-                per_question[b] += 1
-                self._take(a, b, uses, out)
-
-    def _least_used(self, pool: list[str], uses: Counter[str], slack: int) -> str:
-        """A random question among the least used of ``pool`` (``slack`` more uses allowed)."""
-        lowest = min(uses[q] for q in pool)
-        candidates = [q for q in pool if uses[q] <= lowest + slack]
-        return candidates[self.rng.randrange(len(candidates))]
-
-    def _rarely_used(self, pool: list[str], uses: Counter[str], exclude: str) -> str | None:
-        """The least used of a few random questions of ``pool`` (cheap for large pools)."""
-        candidates = [pool[self.rng.randrange(len(pool))] for _ in range(self.SAMPLE)]
-        candidates = [q for q in candidates if q != exclude]
-        return min(candidates, key=lambda q: uses[q]) if candidates else None
-
-    def _random(self, left: list[str], right: list[str], goal: int, same_topic: bool, uses: Counter[str],
-                out: list[tuple[str, str]]) -> None:
-        """Random pairs (within one topic if ``same_topic``) until ``out`` holds ``goal`` pairs."""
-        by_topic: dict[str, list[str]] = {}
-        for question in right:
-            by_topic.setdefault(self.owner[question].topic, []).append(question)
-        attempts = 0
-        while len(out) < goal and attempts < 200 * goal + 1000:
-            attempts += 1
-            a = self._least_used(left, uses, slack=attempts // 50)
-            pool = by_topic.get(self.owner[a].topic, []) if same_topic else right
-            b = self._rarely_used(pool, uses, exclude=a) if pool else None
-            if b is not None and self._free(a, b):
-                self._take(a, b, uses, out)
-
-    def draw(self, left: list[str], right: list[str], n: int, uses: Counter[str]) -> list[tuple[str, str]]:
-        """``n`` negatives, one question from ``left`` and one from ``right`` (may be the same pool).
-
-        Raises:
-            CourseInputError: the pools cannot give ``n`` free cross-group pairs.
-        """
-        out: list[tuple[str, str]] = []
-        self._hard(set(left), set(right), round(n * self.recipe.hard_fraction), uses, out)
-        self._random(left, right, len(out) + round(n * self.recipe.same_topic_fraction), True, uses, out)
-        self._random(left, right, n, False, uses, out)
-        if len(out) < n:
-            raise CourseInputError(
-                f"could draw only {len(out)} of {n} negatives from pools of {len(left)} and {len(right)} questions: "
-                "the source needs more groups")
-        return out
+            # the pool has no free pair of this kind (a rare one: G, O): let texts no eval pair uses join it
+            self.growing = True
+            fresh = [t for t in drawer.anchors(label, kind) if t not in self.taken and self.out.uses[t] < MAX_TRAIN_USES]
+            added = fresh and self.draw_one([fresh[rng.randrange(len(fresh))] for _ in range(recipe.candidates // 2)],
+                                            [(label, kind)])
+            self.growing = False
+            if added:
+                pool_anchors.pop((label, kind), None)
+            else:
+                failures += 1
+                if failures > recipe.train_pairs:
+                    raise CourseInputError(f"train: could not draw its pairs of kind {kind}: write more families")
 
 
-def _draw_eval_negatives(plan: SamplePlan, sampler: NegativeSampler, split: str) -> list[tuple[str, str]]:
-    """Per kind as many negatives as positives, from that kind's questions of ``split``."""
-    uses: Counter[str] = Counter(q for pairs in plan.positives[split].values() for pair in pairs for q in pair)
-    seen, unseen = plan.seen[split], plan.unseen[split]
-    pools = {"neither": (unseen, unseen), "one": (unseen, seen), "both": (seen, seen)}
-    negatives = []
-    for kind in ("neither", "one", "both"):
-        left, right = pools[kind]
-        negatives += sampler.draw(left, right, len(plan.positives[split][kind]), uses)
-    never_used = [q for q in unseen if uses[q] == 0]
-    if never_used:
-        raise CourseInputError(f"{split}: {len(never_used)} unseen questions got no pair, e.g. {never_used[0]!r}")
-    return negatives
-
-
-def _draw_negatives(plan: SamplePlan, sampler: NegativeSampler, recipe: SampleRecipe) -> dict[str, list[tuple[str, str]]]:
-    negatives = {split: _draw_eval_negatives(plan, sampler, split) for split in ("test", "dev")}
-    n_train = len(plan.positives["train"]["both"])
-    share = recipe.train_positive_share
-    negatives["train"] = sampler.draw(plan.train_questions, plan.train_questions,
-                                      round(n_train * (1 - share) / share), Counter())
-    return negatives
+def _draw_train(drawer: PairDrawer, eval_splits: dict[str, _Split], taken: set[str], recipe: SampleRecipe) -> _Split:
+    """Train's pairs: the seen eval texts paired first, the pool extended to its size, the quotas filled."""
+    draw = _TrainDraw(drawer, eval_splits, taken, recipe)
+    draw.pair_the_seen()
+    _extend_pool(drawer, draw.pool, taken, round(2 * recipe.train_pairs / TRAIN_USES_PER_QUESTION))
+    draw.in_pool.update(draw.pool)
+    draw.fill()
+    return draw.out
 
 
 def _ordered_examples(positives: list[tuple[str, str]], negatives: list[tuple[str, str]],
@@ -508,26 +722,31 @@ def _ordered_examples(positives: list[tuple[str, str]], negatives: list[tuple[st
     return [PairExample(*((a, b) if rng.random() < 0.5 else (b, a)), label) for a, b, label in rows]
 
 
-def verify_sample(splits: dict[str, list[PairExample]], owner: dict[str, QuestionGroup], plan: SamplePlan) -> None:
-    """Check the build's guarantees (module docstring, step 5); a failure is a bug of the builder.
+def verify_sample(splits: dict[str, list[PairExample]], by_text: dict[str, Wording],
+                  drawn: dict[str, _Split]) -> None:
+    """Check the build's guarantees (module docstring); a failure is a bug of the builder.
 
     Raises:
         RuntimeError: naming the guarantee that does not hold.
     """
     keys = [Counter(frozenset((e.text_a, e.text_b)) for e in splits[s]) for s in SPLITS]
-    train_questions = {q for e in splits["train"] for q in (e.text_a, e.text_b)}
+    questions = {s: {q for e in splits[s] for q in (e.text_a, e.text_b)} for s in SPLITS}
     failures = []
     if any(n > 1 for counts in keys for n in counts.values()):
         failures.append("a pair occurs twice in one split")
     if any(keys[i].keys() & keys[j].keys() for i, j in ((0, 1), (0, 2), (1, 2))):
         failures.append("a pair occurs in two splits")
-    if any((owner[e.text_a].index == owner[e.text_b].index) != bool(e.label) for s in SPLITS for e in splits[s]):
-        failures.append("a label disagrees with the groups")
+    if any((by_text[e.text_a].meaning == by_text[e.text_b].meaning) != bool(e.label) for s in SPLITS for e in splits[s]):
+        failures.append("a label disagrees with the meanings")
+    if questions["dev"] & questions["test"]:
+        failures.append("dev and test share a question")
     for split in EVAL_SPLITS:
-        if set(plan.unseen[split]) & train_questions or not set(plan.seen[split]) <= train_questions:
+        if set(drawn[split].unseen) & questions["train"] or not set(drawn[split].seen) <= questions["train"]:
             failures.append(f"{split}: seen / unseen questions do not match train")
         if 2 * sum(e.label for e in splits[split]) != len(splits[split]):
             failures.append(f"{split} is not exactly half label 1")
+        if 2 * len(splits[split]) != len(questions[split]):
+            failures.append(f"{split}: a question occurs in two of its pairs")
     if failures:
         raise RuntimeError("the sample build broke its guarantees: " + "; ".join(failures))
 
@@ -536,53 +755,50 @@ def verify_sample(splits: dict[str, list[PairExample]], owner: dict[str, Questio
 class SampleStats:
     """What the build produced, for the command's report and the data README."""
 
-    groups: int
+    families: int
+    templates: int
+    meanings: int
     questions: int
     topics: int
-    roles: RoleCounts
-    train_groups: int
     statistics: SplitStatistics
 
     def report(self) -> str:
         return "\n".join([
-            f"{self.questions} questions in {self.groups} groups over {self.topics} topics",
-            f"roles per eval split: {self.roles.describe()}; train-only groups: {self.train_groups}",
+            f"{self.questions:,} possible questions ({self.meanings:,} meanings) from {self.templates} templates "
+            f"in {self.families} families over {self.topics} topics",
             self.statistics.report(),
         ])
 
 
 def build_sample(source: str | Path = SOURCE_FILE, out_dir: str | Path = LCQMC_SAMPLE_DIR,
                  seed: int = SampleRecipe.seed, recipe: SampleRecipe | None = None) -> SampleStats:
-    """Read the groups, plan the roles, draw the pairs and write ``{train,dev,test}.tsv`` (no header).
+    """Read the families, draw the pairs and write ``{train,dev,test}.tsv`` (no header).
 
     ``seed`` replaces ``recipe.seed`` (the command line's ``--seed``). The three files are
     replaced together (a full disk or Ctrl-C leaves the old three), under ``out_dir``'s lock.
     """
     recipe = replace(recipe or SampleRecipe(), seed=seed)
-    groups = read_question_groups(source)
-    owner = {q: g for g in groups for q in g.questions}
+    families = read_question_families(source)
     rng = random.Random(recipe.seed)
-    overlaps = OverlapIndex(groups)
     try:  # what follows fails only when the source as a whole cannot give the sample: name it
-        size, candidates = _eval_candidates(groups)
-        counts = role_counts(size, recipe.eval_positives)
-        chosen = choose_eval_groups(candidates, counts.total, overlaps.twins(owner, recipe.twin_overlap), rng)
-        plan = plan_roles(groups, chosen, counts, rng)
-        used = {frozenset(pair) for kinds in plan.positives.values() for pairs in kinds.values() for pair in pairs}
-        negatives = _draw_negatives(plan, NegativeSampler(owner, overlaps, used, rng, recipe), recipe)
+        meanings, by_text = expand_meanings(families)
+        drawer = PairDrawer(meanings, by_text, rng, recipe)
+        taken: set[str] = set()
+        drawn = {split: _draw_eval(drawer, taken, split, recipe) for split in EVAL_SPLITS}
+        drawn["train"] = _draw_train(drawer, drawn, taken, recipe)
     except CourseInputError as error:
         raise CourseInputError(f"{source}: {error}") from None
-    out_dir = Path(out_dir)
     splits: dict[str, list[PairExample]] = {}
     for offset, split in enumerate(SPLITS):  # one generator per split: resizing one never moves another
-        positives = [pair for pairs in plan.positives[split].values() for pair in pairs]
-        splits[split] = _ordered_examples(positives, negatives[split], random.Random(recipe.seed + 10 + offset))
-    verify_sample(splits, owner, plan)  # before anything is written: a failed build leaves the old sample
+        splits[split] = _ordered_examples(drawn[split].positives, drawn[split].negatives,
+                                          random.Random(recipe.seed + 10 + offset))
+    verify_sample(splits, by_text, drawn)  # before anything is written: a failed build leaves the old sample
+    out_dir = Path(out_dir)
     with file_errors(out_dir, "create the folder"):
         out_dir.mkdir(parents=True, exist_ok=True)
     with folder_lock(out_dir):  # the three files are replaced together, or none of them
         atomic_write_many({out_dir / f"{split}.tsv": "".join(f"{e.text_a}\t{e.text_b}\t{e.label}\n" for e in examples)
                            for split, examples in splits.items()})
-    return SampleStats(groups=len(groups), questions=len(owner), topics=len({g.topic for g in groups}),
-                       roles=counts, train_groups=sum(role == "train" for role, _ in plan.roles.values()),
+    return SampleStats(families=len(families), templates=sum(len(f.templates) for f in families),
+                       meanings=len(meanings), questions=len(by_text), topics=len({f.topic for f in families}),
                        statistics=split_statistics(splits))

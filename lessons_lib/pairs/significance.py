@@ -14,6 +14,17 @@ other wrong) with probability ``q``, independently; a discordant pair is the var
 with probability ``(1 + Δ / q) / 2``, so the expected accuracy difference is ``Δ``. The test
 rejects in favour of the variant when its wins ``b`` among the ``n_d`` discordant pairs reach
 the smallest ``b`` with exact p < α. Pure Python, no torch.
+
+**What every test here assumes: the ``n`` test pairs are independent observations.** The exact
+McNemar p-value treats each discordant pair as its own coin flip, and the power model above
+draws each pair's discordance independently. Pairs that share a question are not independent:
+a model that misreads one question tends to get all its pairs wrong together, so ``n`` pairs
+built from few questions carry less evidence than ``n`` independent ones, and the p-values and
+detectable differences computed as if they were independent are too optimistic.
+:func:`check_independence` measures how far a split is from the assumption and says whether it
+holds, within :data:`INDEPENDENCE_LIMITS`: about one occurrence per question (LCQMC's test:
+1.06 pairs per question) and no connected web of pairs sharing questions larger than 1 % of the
+split (LCQMC's test: 8 pairs of 12,500). Read a p-value only on a split that passes.
 """
 
 from __future__ import annotations
@@ -25,6 +36,8 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from lessons_lib.errors import CourseInputError
+from lessons_lib.pairs.data import PairExample
+from lessons_lib.pairs.stats import question_graph
 from lessons_lib.validation import check_int, check_number
 
 __all__ = [
@@ -35,6 +48,9 @@ __all__ = [
     "mcnemar_power",
     "DetectableDifference",
     "minimal_detectable_difference",
+    "INDEPENDENCE_LIMITS",
+    "IndependenceCheck",
+    "check_independence",
 ]
 
 
@@ -218,3 +234,53 @@ def minimal_detectable_difference(n_pairs: int, discordant_share: float, alpha: 
             low, high = (mid, high) if mcnemar_power(n_pairs, q, mid, alpha) < power else (low, mid)
         found = high
     return DetectableDifference(n_pairs, q, n_d, net, None if net is None else net / n_pairs, best, found, alpha, power)
+
+
+# The independence the tests above assume, as measured limits on a split's question graph
+# (lessons_lib.pairs.stats.question_graph): how often a question occurs (2 × pairs / distinct
+# questions) and the largest web of pairs linked by shared questions, as a share of the pairs.
+INDEPENDENCE_LIMITS = {"pairs_per_question": 1.2, "largest_component_share": 0.01}
+
+
+@dataclass(frozen=True)
+class IndependenceCheck:
+    """How close a split's pairs are to the independent observations the tests assume.
+
+    Attributes:
+        pairs: the split's pairs.
+        questions: its distinct questions.
+        pairs_per_question: ``2 × pairs / questions`` (1.0: no two pairs share a question).
+        largest_component: pairs of the largest set of pairs linked by shared questions.
+        largest_share: ``largest_component / pairs``.
+        holds: both within :data:`INDEPENDENCE_LIMITS`.
+    """
+
+    pairs: int
+    questions: int
+    pairs_per_question: float
+    largest_component: int
+    largest_share: float
+    holds: bool
+
+    def describe(self) -> str:
+        limits = INDEPENDENCE_LIMITS
+        verdict = ("holds: the exact McNemar test and the detectable difference may be read" if self.holds else
+                   "does NOT hold: the exact McNemar p-values and the detectable difference overstate the evidence")
+        return (f"{self.pairs:,} pairs of {self.questions:,} distinct questions: {self.pairs_per_question:.2f} pairs per "
+                f"question (limit {limits['pairs_per_question']}), largest linked web {self.largest_component:,} pair{'s' * (self.largest_component != 1)} "
+                f"= {self.largest_share:.1%} (limit {limits['largest_component_share']:.0%}); independence {verdict}")
+
+
+def check_independence(examples: Sequence[PairExample]) -> IndependenceCheck:
+    """Measure whether ``examples`` (a test split) satisfy the independence the tests assume (module docstring).
+
+    Raises:
+        CourseInputError: ``examples`` is empty.
+    """
+    if len(examples) == 0:
+        raise CourseInputError("`examples` is empty: independence is measured on a split's pairs")
+    graph = question_graph(examples)
+    holds = (graph.pairs_per_question <= INDEPENDENCE_LIMITS["pairs_per_question"]
+             and graph.largest_share <= INDEPENDENCE_LIMITS["largest_component_share"])
+    return IndependenceCheck(graph.pairs, graph.questions, graph.pairs_per_question, graph.largest_component,
+                             graph.largest_share, holds)

@@ -17,6 +17,15 @@ Definitions, with ``T`` the set of distinct questions of the training split (eit
 - *hard negatives*: label-0 pairs whose character Jaccard overlap is at least
   :data:`HARD_NEGATIVE_OVERLAP` (the 什么花 / 什么花生 kind: nearly the same characters,
   another meaning).
+- *Jaccard by label*: the mean and quartiles (inclusive method) of :func:`char_overlap`
+  over a split's label-0 and label-1 pairs; *characters of a pair*: the mean of
+  ``len(a) + len(b)`` per label;
+- *pairs per question*: ``2 × pairs / distinct questions`` (how often a question occurs;
+  1.0 when no two pairs share a question);
+- *components*: the connected components of the graph whose nodes are a split's questions
+  and whose edges are its pairs (pairs linked by a shared question, whatever the label);
+  *largest component*: the pairs of the largest one, also as a share of the split's pairs.
+  Pairs in different components share nothing; pairs in one component do.
 
 :data:`LCQMC_MEASURED` holds the same numbers for the real LCQMC, measured by the course's
 maintainers (the data is not redistributable), so that a report can show both side by side.
@@ -24,10 +33,11 @@ maintainers (the data is not redistributable), so that a report can show both si
 
 from __future__ import annotations
 
+import statistics
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Mapping, Sequence
+from typing import Iterable, Mapping, Sequence
 
 from lessons_lib.errors import CourseInputError
 from lessons_lib.pairs.baselines import char_overlap
@@ -36,6 +46,13 @@ from lessons_lib.pairs.data import SPLITS, PairExample, load_lcqmc
 __all__ = [
     "HARD_NEGATIVE_OVERLAP",
     "LCQMC_MEASURED",
+    "JACCARD_BINS",
+    "LCQMC_KINDS",
+    "jaccard_bin",
+    "QuestionGraph",
+    "question_graph",
+    "LabelOverlap",
+    "label_overlap",
     "EvalSplitStats",
     "SplitStatistics",
     "split_statistics",
@@ -44,7 +61,10 @@ __all__ = [
 
 HARD_NEGATIVE_OVERLAP = 0.5
 
-# The real LCQMC, measured by the course's maintainers (shares of the test split against train).
+# The real LCQMC, measured by the course's maintainers (shares of the test split against train;
+# per split: distinct questions, components, the largest component's pairs, Jaccard by label
+# (mean, q1, median, q3), mean characters of a pair by label, the Jaccard histogram by label
+# over JACCARD_BINS).
 LCQMC_MEASURED = {
     "pairs": {"train": 238_766, "dev": 8_802, "test": 12_500},
     "label_1": {"train": 0.580, "dev": 0.500, "test": 0.500},
@@ -53,7 +73,110 @@ LCQMC_MEASURED = {
     "test_one": 0.294,
     "test_neither": 0.184,
     "repeats": 0,
+    "questions": {"train": 245_951, "dev": 15_917, "test": 23_557},
+    "components": {"train": 70_541, "dev": 7_135, "test": 11_090},
+    "largest_component": {"train": 210, "dev": 7, "test": 8},
+    "jaccard": {
+        "train": {0: (0.439, 0.300, 0.444, 0.583), 1: (0.736, 0.636, 0.750, 0.857)},
+        "dev": {0: (0.556, 0.400, 0.600, 0.714), 1: (0.714, 0.600, 0.733, 0.833)},
+        "test": {0: (0.569, 0.455, 0.556, 0.667), 1: (0.741, 0.636, 0.750, 0.857)},
+    },
+    "pair_chars": {"train": {0: 24.1, 1: 20.3}, "dev": {0: 23.2, 1: 26.8}, "test": {0: 19.3, 1: 19.6}},
+    "jaccard_histogram": {
+        "train": {
+            0: (0.017, 0.023, 0.0371, 0.0446, 0.0545, 0.072, 0.0786, 0.0797, 0.1065, 0.0619,
+                0.1291, 0.0638, 0.0849, 0.0436, 0.0369, 0.032, 0.0193, 0.0088, 0.0044, 0.0024),
+            1: (0.0001, 0.0001, 0.0002, 0.0004, 0.0006, 0.0018, 0.0054, 0.0103, 0.0254, 0.0202,
+                0.0709, 0.0481, 0.098, 0.0847, 0.0915, 0.1285, 0.1349, 0.1277, 0.1072, 0.0441),
+        },
+        "dev": {
+            0: (0.0077, 0.01, 0.0164, 0.0236, 0.0343, 0.0484, 0.0534, 0.0482, 0.0532, 0.0352,
+                0.0857, 0.0623, 0.122, 0.1073, 0.107, 0.0882, 0.0557, 0.0234, 0.0123, 0.0057),
+            1: (0.0, 0.0002, 0.0002, 0.0011, 0.0023, 0.0066, 0.0125, 0.0157, 0.0309, 0.0293,
+                0.0702, 0.0584, 0.1093, 0.1045, 0.0816, 0.1186, 0.1515, 0.0498, 0.1006, 0.0568),
+        },
+        "test": {
+            0: (0.0, 0.0, 0.0005, 0.0011, 0.0045, 0.0144, 0.0419, 0.055, 0.113, 0.0603,
+                0.1805, 0.0968, 0.1365, 0.0816, 0.069, 0.0712, 0.0374, 0.021, 0.0104, 0.005),
+            1: (0.0, 0.0, 0.0, 0.0, 0.0002, 0.0016, 0.0034, 0.0083, 0.0256, 0.0157,
+                0.0664, 0.0429, 0.1035, 0.0936, 0.0962, 0.1211, 0.1368, 0.132, 0.1115, 0.0413),
+        },
+    },
 }
+
+# Bin edges of the Jaccard histogram: [0, 0.05), [0.05, 0.1), ..., [0.95, 1.0] (1.0 in the last bin).
+JACCARD_BINS = tuple(i / 20 for i in range(21))
+
+# Kinds of LCQMC pairs, counted by hand by the course's maintainers on a seeded random 300
+# label-0 and 300 label-1 pairs of LCQMC's dev split; each kind's definition, and how the
+# pairs were drawn, in data/lcqmc_sample/source/lcqmc_kinds.md.
+LCQMC_KINDS = {
+    "negative": {"A": 112, "E": 78, "C": 42, "U": 37, "O": 12, "N": 11, "G": 8},
+    "positive": {"P": 75, "S": 64, "F": 58, "R": 56, "L": 47},
+}
+
+
+def jaccard_bin(overlap: float) -> int:
+    """The index (0–19) of the :data:`JACCARD_BINS` bin holding ``overlap`` (in [0, 1])."""
+    return min(len(JACCARD_BINS) - 2, int(overlap * (len(JACCARD_BINS) - 1) + 1e-9))
+
+
+@dataclass(frozen=True)
+class QuestionGraph:
+    """How a split's pairs share questions (definitions in the module docstring).
+
+    Attributes:
+        pairs: the split's pairs.
+        questions: its distinct questions.
+        components: connected components of its question graph.
+        largest_component: pairs of the largest component.
+    """
+
+    pairs: int
+    questions: int
+    components: int
+    largest_component: int
+
+    @property
+    def pairs_per_question(self) -> float:
+        return 2 * self.pairs / self.questions
+
+    @property
+    def largest_share(self) -> float:
+        return self.largest_component / self.pairs
+
+
+def question_graph(examples: Sequence[PairExample]) -> QuestionGraph:
+    """The :class:`QuestionGraph` of ``examples`` (union-find over the questions of each pair)."""
+    component = _components((e.text_a, e.text_b) for e in examples)
+    sizes = Counter(component[e.text_a] for e in examples)
+    return QuestionGraph(pairs=len(examples), questions=len(component), components=len(sizes),
+                         largest_component=max(sizes.values(), default=0))
+
+
+@dataclass(frozen=True)
+class LabelOverlap:
+    """Character Jaccard of one label's pairs of a split: mean and quartiles; and the mean characters of a pair."""
+
+    pairs: int
+    mean: float
+    quartiles: tuple[float, float, float]
+    pair_chars: float
+
+    def describe(self) -> str:
+        q1, median, q3 = self.quartiles
+        return f"{self.mean:.3f} ({q1:.3f} / {median:.3f} / {q3:.3f})"
+
+
+def label_overlap(examples: Sequence[PairExample], label: int) -> LabelOverlap | None:
+    """:class:`LabelOverlap` of the ``label`` pairs of ``examples`` (``None``: fewer than two such pairs)."""
+    chosen = [e for e in examples if e.label == label]
+    if len(chosen) < 2:
+        return None
+    overlaps = [char_overlap(e.text_a, e.text_b) for e in chosen]
+    quartiles = statistics.quantiles(overlaps, n=4, method="inclusive")
+    return LabelOverlap(len(chosen), statistics.fmean(overlaps), tuple(quartiles),
+                        statistics.fmean(len(e.text_a) + len(e.text_b) for e in chosen))
 
 
 @dataclass(frozen=True)
@@ -90,9 +213,42 @@ class SplitStatistics:
     duplicates: dict[str, int]
     hard_negatives: dict[str, int]
     shared_dev_test_questions: int
+    graph: dict[str, QuestionGraph]
+    overlap: dict[str, dict[int, LabelOverlap | None]]
 
     def label_share(self, split: str) -> float:
         return self.positives[split] / self.pairs[split]
+
+    def _overlap_rows(self) -> list[tuple[str, str, str]]:
+        """Jaccard mean (q1 / median / q3) and characters of a pair, per split and label."""
+        ref, rows = LCQMC_MEASURED, []
+        for split in SPLITS:
+            for label in (0, 1):
+                mine = self.overlap[split][label]
+                mean, q1, median, q3 = ref["jaccard"][split][label]
+                rows.append((f"{split} Jaccard label {label}: mean (q1 / median / q3)",
+                             mine.describe() if mine else "-", f"{mean:.3f} ({q1:.3f} / {median:.3f} / {q3:.3f})"))
+            chars = [self.overlap[split][label] for label in (0, 1)]
+            rows.append((f"{split} characters of a pair, label 0 / 1",
+                         " / ".join(f"{c.pair_chars:.1f}" if c else "-" for c in chars),
+                         " / ".join(f"{ref['pair_chars'][split][label]:.1f}" for label in (0, 1))))
+        return rows
+
+    def _graph_rows(self) -> list[tuple[str, str, str]]:
+        """Distinct questions, pairs per question, components and the largest one, per split."""
+        ref, rows = LCQMC_MEASURED, []
+        for split in SPLITS:
+            graph = self.graph[split]
+            n_ref, q_ref = ref["pairs"][split], ref["questions"][split]
+            largest_ref = ref["largest_component"][split]
+            rows += [
+                (f"{split} distinct questions / pairs per question",
+                 f"{graph.questions:,} / {graph.pairs_per_question:.2f}", f"{q_ref:,} / {2 * n_ref / q_ref:.2f}"),
+                (f"{split} components / largest (pairs, share)",
+                 f"{graph.components:,} / {graph.largest_component:,} ({graph.largest_share:.1%})",
+                 f"{ref['components'][split]:,} / {largest_ref:,} ({largest_ref / n_ref:.1%})"),
+            ]
+        return rows
 
     def report(self) -> str:
         """A table: this data beside the real LCQMC (measured by the maintainers)."""
@@ -122,6 +278,7 @@ class SplitStatistics:
              " / ".join(str(self.hard_negatives[s]) for s in SPLITS), "-"),
             ("questions in both dev and test", str(self.shared_dev_test_questions), "-"),
         ]
+        rows += self._overlap_rows() + self._graph_rows()
         width = max(len(name) for name, _, _ in rows)
         value_width = max(len(value) for _, value, _ in rows)
         lines = [f"{'':{width}}  {'this data':{value_width}}  LCQMC (measured by the maintainers)"]
@@ -133,8 +290,8 @@ def _pair_key(example: PairExample) -> frozenset[str]:
     return frozenset((example.text_a, example.text_b))
 
 
-def _positive_components(train: Sequence[PairExample]) -> dict[str, str]:
-    """Union-find over label-1 training pairs: question -> a representative of its component."""
+def _components(pairs: Iterable[tuple[str, str]]) -> dict[str, str]:
+    """Union-find over ``pairs`` of questions: question -> a representative of its connected component."""
     parent: dict[str, str] = {}
 
     def find(question: str) -> str:
@@ -144,12 +301,16 @@ def _positive_components(train: Sequence[PairExample]) -> dict[str, str]:
             question = parent[question]
         return question
 
-    for example in train:
-        if example.label == 1:
-            root_a, root_b = find(example.text_a), find(example.text_b)
-            if root_a != root_b:
-                parent[max(root_a, root_b)] = min(root_a, root_b)
+    for a, b in pairs:
+        root_a, root_b = find(a), find(b)
+        if root_a != root_b:
+            parent[max(root_a, root_b)] = min(root_a, root_b)
     return {question: find(question) for question in list(parent)}
+
+
+def _positive_components(train: Sequence[PairExample]) -> dict[str, str]:
+    """Components of the label-1 training pairs: question -> a representative of its component."""
+    return _components((e.text_a, e.text_b) for e in train if e.label == 1)
 
 
 def _against_train(examples: Sequence[PairExample], seen: set[str], component: dict[str, str]) -> EvalSplitStats:
@@ -186,6 +347,8 @@ def split_statistics(splits: Mapping[str, Sequence[PairExample]]) -> SplitStatis
         hard_negatives={s: sum(e.label == 0 and char_overlap(e.text_a, e.text_b) >= HARD_NEGATIVE_OVERLAP
                                for e in splits[s]) for s in SPLITS},
         shared_dev_test_questions=len(questions["dev"] & questions["test"]),
+        graph={s: question_graph(splits[s]) for s in SPLITS},
+        overlap={s: {label: label_overlap(splits[s], label) for label in (0, 1)} for s in SPLITS},
     )
 
 

@@ -187,7 +187,7 @@ def parse_with_cache(
         progress: called with the number of texts done after the lookup and each batch
             (e.g. a tqdm bar's ``update``).
         n_process: ``nlp.pipe``'s worker processes. 1 by default: on the course's shared 2-core
-            machine 2 processes parsed the sample's 2,436 sentences slower than one (1,133 against
+            machine 2 processes parsed the previous sample's 2,436 sentences slower than one (1,133 against
             1,533 sentences/s, their start included; benchmarks/bench_parsing.py); on idle cores
             and a long list more may help.
 
