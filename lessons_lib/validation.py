@@ -18,7 +18,7 @@ T = TypeVar("T")
 
 __all__ = [
     "check_int", "check_number", "check_probability", "check_choice", "strict_from_dict",
-    "check_not_a_file", "check_output_dir", "check_input_dir",
+    "check_not_a_file", "check_not_a_folder", "check_output_dir", "check_input_dir",
     "check_tensor", "check_mask", "check_bias", "check_divisible", "check_lengths",
     "check_attention_inputs", "check_scores_and_values",
 ]
@@ -87,6 +87,14 @@ def check_not_a_file(path: Any, name: str) -> Path:
     path = Path(path)
     if path.exists() and not path.is_dir():
         raise CourseInputError(f"{name} {path} is a file, not a folder")
+    return path
+
+
+def check_not_a_folder(path: Any, name: str) -> Path:
+    """``path`` as a file to be written later: missing or a file; a folder there is an error."""
+    path = Path(path)
+    if path.is_dir():
+        raise CourseInputError(f"{name} {path} is a folder, not a file")
     return path
 
 
