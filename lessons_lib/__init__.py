@@ -25,7 +25,8 @@ subpackage                  concept                                             
 Shared by all: :mod:`lessons_lib.errors` (:class:`~lessons_lib.errors.CourseInputError`),
 :mod:`lessons_lib.validation` (the one home of argument checks),
 :mod:`lessons_lib.files` (every file the course writes: atomically, under a lock, recorded) and
-:mod:`lessons_lib.paths` (where the course's files live). Dependencies point one way:
+:mod:`lessons_lib.paths` (where the course's files live), :mod:`lessons_lib.seeding`
+(:func:`~lessons_lib.seeding.set_seed`). Dependencies point one way:
 ``attention`` ← ``transformer`` ← ``pairs`` ← ``syntax`` ← ``syntax_bias`` (``seq2seq`` uses
 ``attention`` only); ``exercises``, ``course`` and ``cli`` sit on top.
 

@@ -18,7 +18,9 @@ T = TypeVar("T")
 
 __all__ = [
     "check_int", "check_number", "check_probability", "check_choice", "strict_from_dict",
-    "check_not_a_file", "check_output_dir", "check_input_dir",
+    "check_not_a_file", "check_not_a_folder", "check_output_dir", "check_input_dir",
+    "check_tensor", "check_mask", "check_bias", "check_divisible", "check_lengths",
+    "check_attention_inputs", "check_scores_and_values",
 ]
 
 
@@ -88,6 +90,14 @@ def check_not_a_file(path: Any, name: str) -> Path:
     return path
 
 
+def check_not_a_folder(path: Any, name: str) -> Path:
+    """``path`` as a file to be written later: missing or a file; a folder there is an error."""
+    path = Path(path)
+    if path.is_dir():
+        raise CourseInputError(f"{name} {path} is a folder, not a file")
+    return path
+
+
 def check_output_dir(path: Any, name: str) -> Path:
     """``path`` as a folder that can be written to: created when missing; a file there is an error."""
     path = check_not_a_file(path, name)
@@ -102,3 +112,159 @@ def check_input_dir(path: Any, name: str) -> Path:
     if not path.is_dir():
         raise CourseInputError(f"{name} {path} is not a folder" + ("" if path.exists() else " (it does not exist)"))
     return path
+
+
+# --- Tensors. torch is imported inside each check, not at the top: the configs and the
+# command line's parser import this module and must stay torch-free (`lessons --help`).
+
+
+def check_tensor(value: Any, name: str, *, min_dim: int | None = None, width: int | None = None) -> Any:
+    """``value`` if it is a floating-point ``torch.Tensor``, with at least ``min_dim`` dimensions
+    (read as ``(..., positions, features)``) and ``width`` features in the last one, when given."""
+    import torch
+
+    if not isinstance(value, torch.Tensor):
+        raise CourseInputError(f"`{name}` must be a torch.Tensor, got {type(value).__name__}")
+    if not value.is_floating_point():
+        raise CourseInputError(f"`{name}` must be a floating-point tensor, got dtype {value.dtype}")
+    if min_dim is not None and value.dim() < min_dim:
+        raise CourseInputError(
+            f"`{name}` must have at least {min_dim} dimensions (..., positions, features), "
+            f"got shape {tuple(value.shape)}"
+        )
+    if width is not None and value.shape[-1] != width:
+        raise CourseInputError(
+            f"`{name}` must have width {width} in its last dimension, got shape {tuple(value.shape)}"
+        )
+    return value
+
+
+def check_mask(mask: Any, scores_shape: tuple[int, ...] | None = None, *, torch_hint: bool = False) -> Any:
+    """``mask`` if it is the course's boolean mask (``True`` = may attend) that broadcasts *to* ``scores_shape``.
+
+    Args:
+        scores_shape: ``(..., L_q, L_k)``; ``None`` checks the dtype only (the caller reads the layout).
+        torch_hint: advise against ``torch.nn.MultiheadAttention``'s ``key_padding_mask`` (the
+            opposite convention) instead of against ``mask == 0`` — what a multi-head caller confuses.
+    """
+    import torch
+
+    if torch_hint and not (isinstance(mask, torch.Tensor) and mask.dtype == torch.bool):
+        got = mask.dtype if isinstance(mask, torch.Tensor) else type(mask).__name__
+        raise CourseInputError(
+            f"`mask` must be a boolean tensor (True = may attend), got {got}; "
+            "from a 0/1 tensor use `mask == 1` (note: torch's key_padding_mask means the opposite)"
+        )
+    if not isinstance(mask, torch.Tensor):
+        raise CourseInputError(f"`mask` must be a boolean torch.Tensor, got {type(mask).__name__}")
+    if mask.dtype != torch.bool:
+        raise CourseInputError(
+            f"`mask` must have dtype torch.bool (True = may attend), got {mask.dtype}; "
+            "convert a 0/1 mask with `mask == 1` — not `mask == 0`, which inverts it"
+        )
+    if scores_shape is None:
+        return mask
+    try:
+        shape = torch.broadcast_shapes(mask.shape, scores_shape)
+    except RuntimeError:
+        raise CourseInputError(
+            f"`mask` of shape {tuple(mask.shape)} does not broadcast to the scores' shape "
+            f"{tuple(scores_shape)} (..., L_q, L_k); a key-padding mask (B, L_k) needs "
+            "`mask[:, None, :]` (and one more `None` for heads)"
+        ) from None
+    if shape != scores_shape:
+        raise CourseInputError(
+            f"`mask` of shape {tuple(mask.shape)} would enlarge the scores' shape "
+            f"{tuple(scores_shape)}; it must broadcast *to* it"
+        )
+    return mask
+
+
+def check_bias(attn_bias: Any, scores_shape: tuple[int, ...]) -> Any:
+    """``attn_bias`` if it is a floating-point tensor that broadcasts *to* the scores' ``(B, H, L_q, L_k)``."""
+    import torch
+
+    if not isinstance(attn_bias, torch.Tensor) or not attn_bias.is_floating_point():
+        raise CourseInputError("`attn_bias` must be a floating-point tensor broadcastable to (B, H, L_q, L_k)")
+    try:
+        shape = torch.broadcast_shapes(attn_bias.shape, scores_shape)
+    except RuntimeError:
+        shape = None
+    if shape != tuple(scores_shape):
+        raise CourseInputError(
+            f"`attn_bias` of shape {tuple(attn_bias.shape)} does not broadcast to the scores' "
+            f"shape {tuple(scores_shape)} (B, H, L_q, L_k)"
+        )
+    return attn_bias
+
+
+def check_divisible(value: int, name: str, divisor: int, divisor_name: str) -> int:
+    """``value`` if ``divisor`` divides it (a width split into heads: ``D`` by ``H``)."""
+    if value % divisor:
+        raise CourseInputError(f"{name}={value} must be divisible by {divisor_name}={divisor}")
+    return value
+
+
+def check_lengths(lengths: Any, max_len: int | None) -> tuple[Any, int]:
+    """``(lengths as a (B,) integer tensor, max_len)``: non-negative lengths, ``max_len`` (default: the
+    longest) at least the longest."""
+    import torch
+
+    lengths = torch.as_tensor(lengths)
+    if lengths.dim() != 1 or lengths.dtype.is_floating_point or lengths.dtype == torch.bool:
+        raise CourseInputError(
+            f"`lengths` must be a 1-D integer tensor or list, got shape {tuple(lengths.shape)} "
+            f"and dtype {lengths.dtype}"
+        )
+    if lengths.numel() and int(lengths.min()) < 0:
+        raise CourseInputError(f"`lengths` must be non-negative, got {lengths.tolist()}")
+    longest = int(lengths.max()) if lengths.numel() else 0
+    if max_len is None:
+        max_len = longest
+    if max_len < longest:
+        raise CourseInputError(f"`max_len`={max_len} is shorter than the longest length {longest}")
+    return lengths, max_len
+
+
+# Dot-product attention's inputs (lessons_lib.attention): the messages say what to change.
+
+
+def check_attention_inputs(query: Any, key: Any, value: Any = None, mask: Any = None) -> None:
+    """Queries, keys (and values, a mask) that dot-product attention can combine: each a float tensor
+    ``(..., positions, features)``, queries and keys of one width, keys and values of one length,
+    a mask that broadcasts to the scores ``(..., L_q, L_k)``."""
+    import torch
+
+    check_tensor(query, "query", min_dim=2)
+    check_tensor(key, "key", min_dim=2)
+    if query.shape[-1] != key.shape[-1]:
+        raise CourseInputError(
+            "dot-product attention needs queries and keys of the same width: "
+            f"query has d_k={query.shape[-1]} (shape {tuple(query.shape)}), "
+            f"key has d_k={key.shape[-1]} (shape {tuple(key.shape)}); "
+            "project one of them (bilinear or additive attention) when the widths differ"
+        )
+    if value is None:
+        return
+    check_tensor(value, "value", min_dim=2)
+    if key.shape[-2] != value.shape[-2]:
+        raise CourseInputError(
+            f"`key` and `value` must have the same number of positions: key has "
+            f"L_k={key.shape[-2]} (shape {tuple(key.shape)}), value has "
+            f"{value.shape[-2]} (shape {tuple(value.shape)})"
+        )
+    if mask is not None:
+        leading = torch.broadcast_shapes(query.shape[:-2], key.shape[:-2])
+        check_mask(mask, (*leading, query.shape[-2], key.shape[-2]))
+
+
+def check_scores_and_values(scores: Any, value: Any, mask: Any) -> None:
+    """Scores ``(..., L_q, L_k)`` and values ``(..., L_k, d_v)`` over the same keys, and a mask fitting the scores."""
+    check_tensor(scores, "scores")
+    check_tensor(value, "value", min_dim=2)
+    if scores.shape[-1] != value.shape[-2]:
+        raise CourseInputError(
+            f"scores cover L_k={scores.shape[-1]} keys but `value` has {value.shape[-2]} positions"
+        )
+    if mask is not None:
+        check_mask(mask, scores.shape)

@@ -25,7 +25,7 @@ from lessons_lib.course.assignments import (
 )
 from lessons_lib.course.grading import grade_submissions, graded_exercises, score_exercises
 from lessons_lib.errors import CourseInputError
-from lessons_lib.course.notebooks import KERNEL_NAME, kernel_environment
+from lessons_lib.course.notebooks import KERNEL_NAME, inject_parameters, kernel_environment, notebook_parameters
 from lessons_lib.exercises import FAIL_MARK, NOT_DONE_MARK, PASS_MARK
 from lessons_lib.paths import NOTEBOOKS_DIR
 
@@ -139,29 +139,93 @@ def _execute_allowing_errors(nb, cwd):
     return nb
 
 
+# Smaller knobs for the student versions of the lessons that train, injected after their
+# parameters cell as papermill does: these runs check where a student version stops, not what
+# it measures, and nbval runs every committed lesson at its own values in the same test run.
+STUDENT_RUN_PARAMETERS = {
+    # Model B keeps its 6 epochs (the lesson asserts it leaves the majority class, which takes 5);
+    # the from-scratch loop keeps two dev evaluations (every 50 steps); section 10 measures size
+    # and time only.
+    "06_lcqmc_pair_classification.ipynb": dict(scratch_steps=100, depth_epochs=0, depth_sample_size=400),
+    # The control keeps its pairs and the hand-written loop its 300 steps (both are asserted to
+    # learn the task); fewer seeds, and a smaller sample ablation, which asserts nothing.
+    "08_syntax_biased_attention.ipynb": dict(control_seeds=[0, 1], noise_seeds=[0], sample_size=200, epochs=1,
+                                             seeds=[0, 1]),
+    "09_syntax_without_a_parser.ipynb": dict(seeds=[0, 1], control_pairs=300, control_test=100, control_epochs=1,
+                                             sample_size=200, epochs=1),
+}
+
+
+@pytest.fixture(scope="session")
+def executed_student_version():
+    """``run(path)``: the student version of a lesson, executed once per test run (errors allowed)."""
+    done: dict = {}
+
+    def run(path):
+        if path not in done:
+            student = make_student_notebook(nbformat.read(path, as_version=4), path.name)
+            student = inject_parameters(student, STUDENT_RUN_PARAMETERS.get(path.name, {}), path.name)
+            done[path] = _execute_allowing_errors(student, path.parent)
+        return done[path]
+
+    return run
+
+
 @pytest.mark.parametrize("path", WITH_EXERCISES, ids=lambda p: p.name)
-def test_student_version_stops_only_at_check_cells_saying_not_done(path):
+def test_student_version_stops_only_at_check_cells_saying_not_done(path, executed_student_version):
     solution = nbformat.read(path, as_version=4)
-    student = make_student_notebook(solution, path.name)
     exercises = find_exercises(solution, path.name)
-    _execute_allowing_errors(student, path.parent)
+    student = executed_student_version(path)
+    shift = len(student.cells) - len(solution.cells)  # the injected parameters cell, if any
     errors = {i: o for i, c in enumerate(student.cells) if c.cell_type == "code"
               for o in c.outputs if o.get("output_type") == "error"}
     for index, error in errors.items():
         assert error["ename"] == "ExerciseNotDone", f"{path.name} cell {index}: {error['ename']}: {error['evalue']}"
         shown = "\n".join(error["traceback"]).splitlines()  # what JupyterLab shows in place of a traceback
         assert len(shown) == 1 and shown[0].startswith(NOT_DONE_MARK) and "还没有完成" in shown[0], shown
-    expected_cells = {e.check_index for e in exercises}
+    expected_cells = {e.check_index + shift for e in exercises}
     assert set(errors) == expected_cells, f"{path.name}: errors in cells {sorted(errors)}, exercises' checks {sorted(expected_cells)}"
+
+
+def test_student_run_parameters_are_the_lessons_own():
+    for name, parameters in STUDENT_RUN_PARAMETERS.items():
+        known = notebook_parameters(nbformat.read(NOTEBOOKS_DIR / name, as_version=4))
+        assert set(parameters) <= set(known), (name, sorted(set(parameters) - set(known)))
+
+
+WRONG_SCALED_SCORES = "def scaled_scores(q, k):\n    return q @ k.transpose(-2, -1)"
+
+
+def _exercises_only(solution, name, wrong_first: bool) -> nbformat.NotebookNode:
+    """A submission of the lesson's imports and its exercise and check cells only, the solutions
+    stripped (``wrong_first``: the first exercise answered with the unscaled mistake).
+
+    The exercises stand alone (the grader runs them without the lesson's other cells), so this
+    reaches every check cell without running the lesson again."""
+    import ast
+
+    imports = []
+    for cell in solution.cells:
+        if cell.cell_type == "code":
+            tree = ast.parse(cell.source)
+            imports += [ast.get_source_segment(cell.source, node) for node in tree.body
+                        if isinstance(node, (ast.Import, ast.ImportFrom))]
+    student = make_student_notebook(solution, name)
+    cells = [new_code_cell("\n".join(dict.fromkeys(imports)))]
+    for number, exercise in enumerate(find_exercises(solution, name)):
+        work = student.cells[exercise.cell_index]
+        if wrong_first and number == 0:
+            work.source = WRONG_SCALED_SCORES
+        cells += [work, student.cells[exercise.check_index]]
+    nb = new_notebook(cells=cells, metadata=solution.metadata)
+    return nb
 
 
 def test_a_wrong_answer_in_the_kernel_shows_the_explanation_without_a_traceback():
     solution = nbformat.read(FAST_LESSON, as_version=4)
-    student = make_student_notebook(solution, FAST_LESSON.name)
-    first = find_exercises(solution)[0]
-    student.cells[first.cell_index].source = "def scaled_scores(q, k):\n    return q @ k.transpose(-2, -1)"
-    _execute_allowing_errors(student, FAST_LESSON.parent)
-    error = next(o for o in student.cells[first.check_index].outputs if o.get("output_type") == "error")
+    student = _execute_allowing_errors(_exercises_only(solution, FAST_LESSON.name, wrong_first=True), FAST_LESSON.parent)
+    assert not any(o.get("output_type") == "error" for o in student.cells[0].outputs), student.cells[0].outputs
+    error = next(o for o in student.cells[2].outputs if o.get("output_type") == "error")
     shown = "\n".join(error["traceback"]).splitlines()
     assert error["ename"] == "ExerciseCheckError" and len(shown) == 1, shown
     assert shown[0].startswith(FAIL_MARK) and "√d_k" in shown[0]
@@ -173,13 +237,10 @@ def test_grader_executes_and_reports_per_student(tmp_path, grading_isolation):
     submissions = tmp_path / "submissions"
     (submissions / "alice").mkdir(parents=True)
     (submissions / "bob").mkdir()
-    shutil.copy(FAST_LESSON, submissions / "alice" / FAST_LESSON.name)
+    shutil.copy(FAST_LESSON, submissions / "alice" / FAST_LESSON.name)  # the whole lesson, run in the sandbox
     solution = nbformat.read(FAST_LESSON, as_version=4)
-    student = make_student_notebook(solution, FAST_LESSON.name)
-    # Bob solves exercise 1 with the unscaled mistake and leaves the rest.
-    cell = student.cells[find_exercises(solution)[0].cell_index]
-    cell.source = "def scaled_scores(q, k):\n    return q @ k.transpose(-2, -1)"
-    nbformat.write(student, submissions / "bob" / FAST_LESSON.name)
+    # Bob hands in only the exercises: the first with the unscaled mistake, the rest not done.
+    nbformat.write(_exercises_only(solution, FAST_LESSON.name, wrong_first=True), submissions / "bob" / FAST_LESSON.name)
 
     report = grade_submissions(submissions, tmp_path / "grades", NOTEBOOKS_DIR, seed=11, isolation=grading_isolation)
     students = report["students"]

@@ -36,7 +36,7 @@ def test_each_head_box_names_the_features_split_heads_gives_it():
         first, last = int(features[h, 0]), int(features[h, -1])
         assert f"特征 {first}–{last}" in d.node(f"head{h}").text
     assert f"{n_heads}×{d_model // n_heads} = {d_model}" in d.node("merge").text
-    with pytest.raises(CourseInputError, match="not divisible"):
+    with pytest.raises(CourseInputError, match="`d_model`=10 must be divisible by `n_heads`=4"):
         diagrams.multihead_split_merge(10, 4)
 
 

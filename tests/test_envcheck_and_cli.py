@@ -10,7 +10,9 @@ import torch
 
 from lessons_lib.cli import build_parser, main
 from lessons_lib.course.envcheck import Check, check_cjk_font, check_environment, format_report
-from lessons_lib.course.reproducibility import set_seed, setup_reproducible
+from lessons_lib.course import reproducibility
+from lessons_lib.course.reproducibility import setup_reproducible
+from lessons_lib.seeding import set_seed
 
 
 def test_environment_check_passes_here():
@@ -58,6 +60,11 @@ def test_seeding_repeats():
     assert torch.equal(torch.randn(2, generator=g), torch.randn(2, generator=torch.Generator().manual_seed(5)))
     setup_reproducible(0)
     torch.set_num_threads(1)  # back to the tests' setting (conftest.py)
+
+
+def test_lesson_08s_seed_import_is_the_leaf():
+    # Lesson 08 imports set_seed from course.reproducibility; it must be the one seeding function.
+    assert reproducibility.set_seed is set_seed
 
 
 @pytest.mark.parametrize("seed", [-1, 1.5, True])

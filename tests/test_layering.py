@@ -12,8 +12,7 @@ import pytest
 from lessons_lib.paths import NOTEBOOKS_DIR, REPO_ROOT
 
 PACKAGE = REPO_ROOT / "lessons_lib"
-# What each subpackage may import from the package, besides the shared leaf modules
-# (errors, validation, paths, files, numerics, progress) and itself.
+# What each subpackage may import from the package, besides the shared leaf modules and itself.
 ALLOWED = {
     "attention": set(),
     "seq2seq": {"attention"},
@@ -23,11 +22,11 @@ ALLOWED = {
     "syntax_bias": {"attention", "transformer", "pairs", "syntax"},
     "exercises": {"attention", "seq2seq", "transformer", "pairs", "syntax", "syntax_bias"},
     "course": {"exercises", "pairs", "syntax"},
-    "cli": None,  # the top: may use everything
 }
-SHARED = {"errors", "validation", "paths", "files", "numerics", "progress", "__init__"}
-# A leaf module any layer may use: seeding is part of every experiment.
-SHARED_MODULES = {"lessons_lib.course.reproducibility"}
+# The top: the command line may use every layer (and nothing uses it, since no layer above lists it).
+ALLOWED["cli"] = set(ALLOWED)
+# The leaf modules every layer may use (they import only each other).
+SHARED = {"errors", "validation", "paths", "files", "numerics", "progress", "seeding", "__init__"}
 
 
 def _imported_modules(path: Path) -> set[str]:
@@ -44,18 +43,58 @@ def _layer(path: Path) -> str:
     return path.relative_to(PACKAGE).parts[0].removesuffix(".py")
 
 
-@pytest.mark.parametrize("path", sorted(PACKAGE.rglob("*.py")), ids=lambda p: str(p.relative_to(PACKAGE)))
-def test_imports_follow_the_layers(path):
+def _module_file(module: str) -> Path | None:
+    """The file of a ``lessons_lib`` module (a module or a package's ``__init__``), or ``None``."""
+    base = PACKAGE.joinpath(*module.split(".")[1:])
+    for candidate in (base.with_suffix(".py"), base / "__init__.py"):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def layer_violations(path: Path) -> list[str]:
+    """One line per import of ``path`` that runs up the layers or names no module of the package."""
     layer = _layer(path)
-    allowed = ALLOWED.get(layer, set())
-    if allowed is None:
-        return
-    for module in _imported_modules(path):
+    allowed = ALLOWED.get(layer, set()) | SHARED | {layer}
+    problems = []
+    for module in sorted(_imported_modules(path)):
         parts = module.split(".")
         target = parts[1] if len(parts) > 1 else "__init__"
-        if target in SHARED or target == layer or module in SHARED_MODULES:
-            continue
-        assert target in allowed, f"{path.relative_to(REPO_ROOT)} ({layer}) imports {module}; allowed: {sorted(allowed)}"
+        if _module_file(module) is None:
+            problems.append(f"{path.relative_to(REPO_ROOT)} imports {module}, which is no module of the package")
+        elif target not in allowed:
+            problems.append(f"{path.relative_to(REPO_ROOT)} ({layer}) imports {module}; allowed: {sorted(allowed - {'__init__'})}")
+    return problems
+
+
+@pytest.mark.parametrize("path", sorted(PACKAGE.rglob("*.py")), ids=lambda p: str(p.relative_to(PACKAGE)))
+def test_imports_follow_the_layers(path):
+    problems = layer_violations(path)
+    assert not problems, "\n".join(problems)
+
+
+@pytest.mark.parametrize(
+    "where, line, caught",
+    [
+        ("syntax_bias/x.py", "from lessons_lib.course.reproducibility import set_seed", True),
+        ("attention/x.py", "import lessons_lib.transformer.config", True),
+        ("seeding.py", "from lessons_lib.pairs.vocab import Vocabulary", True),
+        ("cli/x.py", "from lessons_lib.pairs.no_such_module import f", True),
+        ("cli/x.py", "from lessons_lib.course.grading import grade", False),
+        ("syntax_bias/x.py", "from lessons_lib.seeding import set_seed", False),
+    ],
+)
+def test_the_layer_check_catches_an_upward_import(tmp_path, monkeypatch, where, line, caught):
+    """The rule itself, on a file written for it: an upward or unknown import is reported, an allowed one is not."""
+    fake = tmp_path / "lessons_lib"
+    for source in PACKAGE.rglob("*.py"):  # the real package's module files, so imports resolve as they do
+        target = fake / source.relative_to(PACKAGE)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.touch()
+    (fake / where).write_text(line + "\n", encoding="utf-8")
+    monkeypatch.setattr(f"{__name__}.PACKAGE", fake)
+    monkeypatch.setattr(f"{__name__}.REPO_ROOT", tmp_path)
+    assert bool(layer_violations(fake / where)) is caught
 
 
 def test_every_subpackage_has_a_layer_rule():

@@ -36,7 +36,7 @@ def test_split_and_merge_are_inverse():
 
 
 def test_split_rejects_indivisible_width():
-    with pytest.raises(CourseInputError, match="not divisible"):
+    with pytest.raises(CourseInputError, match=r"width D=30 must be divisible by n_heads=4"):
         split_heads(torch.randn(2, 5, 30), 4)
 
 
@@ -180,7 +180,7 @@ def test_bad_bias_and_inputs_are_rejected():
         mha(torch.randn(2, 5, 16), x, x)
     with pytest.raises(CourseInputError, match="mismatch"):
         mha(x, x, x[:, :4])
-    with pytest.raises(CourseInputError, match="multiple"):
+    with pytest.raises(CourseInputError, match="must be divisible by `n_heads`"):
         MultiHeadAttention(30, 4)
 
 
@@ -254,3 +254,11 @@ def test_fused_path_keeps_weights_through_the_course_path_and_drops_out_in_train
     torch.testing.assert_close(fused(x, x, x, mask=padding_mask([5, 3])), expected, atol=1e-5, rtol=0)
     with pytest.raises(CourseInputError, match="implementation"):
         MultiHeadAttention(D, H, implementation="flash")
+
+
+@pytest.mark.parametrize("implementation", ["course", "sdpa"])
+def test_a_4d_mask_that_does_not_fit_the_heads_is_one_clear_line(implementation):
+    mha = MultiHeadAttention(D, H, implementation=implementation)
+    x = torch.randn(2, 5, D)
+    with pytest.raises(CourseInputError, match=r"`mask` of shape \(2, 3, 5, 4\) does not broadcast"):
+        mha(x, x, x, mask=torch.ones(2, 3, 5, 4, dtype=torch.bool))

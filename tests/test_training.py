@@ -56,6 +56,32 @@ def test_parameter_groups_exclude_biases_and_norm_weights() -> None:
     assert isinstance(optimizer, torch.optim.AdamW) and len(optimizer.param_groups) == 2
 
 
+def _course_models():
+    from lessons_lib.syntax_bias.config import ExperimentConfig
+    from lessons_lib.syntax_bias.experiment import build_model
+    from lessons_lib.syntax_bias.registry import VARIANTS
+
+    for preset in PRESETS:
+        yield preset, PairClassifier(resolve_configs(preset, {}, 50)[0])
+    every_table = {"per_head": True, "learn_scale": True, "per_layer_tables": True}
+    for variant in VARIANTS:
+        for options, syntax in (({}, {}), (every_table, {"distance_predictor": True})):
+            config = ExperimentConfig(variants=[variant], seeds=[0], bias_options=options, syntax_model=syntax)
+            yield f"{variant} {options} {syntax}", build_model(config, variant, 50, 0)
+
+
+def test_the_decay_rule_spares_exactly_biases_norm_gains_and_bias_tables() -> None:
+    """On every preset and variant: not decayed = each bias, each norm layer's parameter, each named table."""
+    norms = (nn.LayerNorm, nn.GroupNorm, nn.modules.batchnorm._BatchNorm, nn.RMSNorm)
+    for label, model in _course_models():
+        spared = {id(p) for g in parameter_groups(model, 0.01, lr=1e-3) if g["weight_decay"] == 0 for p in g["params"]}
+        expected = {id(p) for m in model.modules() for n, p in m.named_parameters(recurse=False)
+                    if n.endswith("bias") or isinstance(m, norms) or n in getattr(m, "no_weight_decay", ())}
+        assert spared == expected, label
+        tables = [p for m in model.modules() for n, p in m.named_parameters(recurse=False) if n == "table"]
+        assert all(p.dim() == 3 and id(p) in spared for p in tables), label  # p.dim() >= 2 alone would decay them
+
+
 def test_a_module_can_ask_for_its_own_learning_rate() -> None:
     model = tiny_model()
     model.pooler.param_lr_multiplier = 10.0

@@ -20,7 +20,8 @@ import math
 import torch
 
 from lessons_lib.errors import CourseInputError
-from lessons_lib.validation import check_int
+from lessons_lib.validation import (check_attention_inputs, check_int, check_lengths, check_mask,
+                                    check_scores_and_values, check_tensor)
 
 __all__ = [
     "attention_scores",
@@ -35,19 +36,6 @@ __all__ = [
 ]
 
 
-def _require_tensor(name: str, value: object) -> torch.Tensor:
-    if not isinstance(value, torch.Tensor):
-        raise CourseInputError(f"`{name}` must be a torch.Tensor, got {type(value).__name__}")
-    if not value.is_floating_point():
-        raise CourseInputError(f"`{name}` must be a floating-point tensor, got dtype {value.dtype}")
-    if value.dim() < 2:
-        raise CourseInputError(
-            f"`{name}` must have at least 2 dimensions (..., positions, features), "
-            f"got shape {tuple(value.shape)}"
-        )
-    return value
-
-
 def attention_scores(query: torch.Tensor, key: torch.Tensor, scale: bool = True) -> torch.Tensor:
     """Similarity of every query with every key: ``Q Kᵀ / √d_k`` (or ``Q Kᵀ`` unscaled).
 
@@ -59,16 +47,13 @@ def attention_scores(query: torch.Tensor, key: torch.Tensor, scale: bool = True)
     Returns:
         Scores of shape ``(..., L_q, L_k)``.
     """
-    _require_tensor("query", query)
-    _require_tensor("key", key)
-    if query.shape[-1] != key.shape[-1]:
-        raise CourseInputError(
-            "dot-product attention needs queries and keys of the same width: "
-            f"query has d_k={query.shape[-1]} (shape {tuple(query.shape)}), "
-            f"key has d_k={key.shape[-1]} (shape {tuple(key.shape)}); "
-            "project one of them (bilinear or additive attention) when the widths differ"
-        )
-    scores = query @ key.transpose(-2, -1)
+    check_attention_inputs(query, key)
+    return _scores(query, key, scale)
+
+
+def _scores(query: torch.Tensor, key: torch.Tensor, scale: bool = True) -> torch.Tensor:
+    """:func:`attention_scores` on inputs already checked (the package's own callers)."""
+    scores = query @ key.transpose(-2, -1)  # (..., L_q, d_k) @ (..., d_k, L_k) -> (..., L_q, L_k)
     if scale:
         scores = scores / math.sqrt(query.shape[-1])
     return scores
@@ -85,44 +70,8 @@ def padding_mask(lengths: torch.Tensor | list[int], max_len: int | None = None) 
         ``(B, L)`` boolean tensor. Add dimensions (``mask[:, None, :]``) to broadcast it
         over query positions and heads.
     """
-    lengths = torch.as_tensor(lengths)
-    if lengths.dim() != 1 or lengths.dtype.is_floating_point or lengths.dtype == torch.bool:
-        raise CourseInputError(
-            f"`lengths` must be a 1-D integer tensor or list, got shape {tuple(lengths.shape)} "
-            f"and dtype {lengths.dtype}"
-        )
-    if lengths.numel() and int(lengths.min()) < 0:
-        raise CourseInputError(f"`lengths` must be non-negative, got {lengths.tolist()}")
-    longest = int(lengths.max()) if lengths.numel() else 0
-    if max_len is None:
-        max_len = longest
-    if max_len < longest:
-        raise CourseInputError(f"`max_len`={max_len} is shorter than the longest length {longest}")
+    lengths, max_len = check_lengths(lengths, max_len)
     return torch.arange(max_len, device=lengths.device)[None, :] < lengths[:, None]
-
-
-def _check_mask(mask: torch.Tensor, scores: torch.Tensor) -> torch.Tensor:
-    if not isinstance(mask, torch.Tensor):
-        raise CourseInputError(f"`mask` must be a boolean torch.Tensor, got {type(mask).__name__}")
-    if mask.dtype != torch.bool:
-        raise CourseInputError(
-            f"`mask` must have dtype torch.bool (True = may attend), got {mask.dtype}; "
-            "convert a 0/1 mask with `mask == 1` — not `mask == 0`, which inverts it"
-        )
-    try:
-        torch.broadcast_shapes(mask.shape, scores.shape)
-    except RuntimeError:
-        raise CourseInputError(
-            f"`mask` of shape {tuple(mask.shape)} does not broadcast to the scores' shape "
-            f"{tuple(scores.shape)} (..., L_q, L_k); a key-padding mask (B, L_k) needs "
-            "`mask[:, None, :]` (and one more `None` for heads)"
-        ) from None
-    if torch.broadcast_shapes(mask.shape, scores.shape) != scores.shape:
-        raise CourseInputError(
-            f"`mask` of shape {tuple(mask.shape)} would enlarge the scores' shape "
-            f"{tuple(scores.shape)}; it must broadcast *to* it"
-        )
-    return mask
 
 
 def masked_softmax(scores: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
@@ -140,11 +89,16 @@ def masked_softmax(scores: torch.Tensor, mask: torch.Tensor | None = None) -> to
     Returns:
         Weights of the same shape as ``scores``; each row sums to 1, or to 0 when fully masked.
     """
-    if not isinstance(scores, torch.Tensor) or not scores.is_floating_point():
-        raise CourseInputError("`scores` must be a floating-point torch.Tensor")
+    check_tensor(scores, "scores")
+    if mask is not None:
+        check_mask(mask, scores.shape)
+    return _masked_softmax(scores, mask)
+
+
+def _masked_softmax(scores: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:
+    """:func:`masked_softmax` on a checked ``(..., L_q, L_k)`` and a mask that broadcasts to it."""
     if mask is None:
         return torch.softmax(scores, dim=-1)
-    mask = _check_mask(mask, scores)
     filled = scores.masked_fill(~mask, float("-inf"))
     weights = torch.softmax(filled, dim=-1)
     # Fully masked rows are NaN after the softmax; zero them without touching gradients
@@ -172,16 +126,10 @@ def scaled_dot_product_attention(
     Returns:
         ``(output, weights)``: output ``(..., L_q, d_v)``, weights ``(..., L_q, L_k)``.
     """
-    _require_tensor("value", value)
-    if key.shape[-2] != value.shape[-2]:
-        raise CourseInputError(
-            f"`key` and `value` must have the same number of positions: key has "
-            f"L_k={key.shape[-2]} (shape {tuple(key.shape)}), value has "
-            f"{value.shape[-2]} (shape {tuple(value.shape)})"
-        )
-    scores = attention_scores(query, key, scale=scale)
-    weights = masked_softmax(scores, mask)
-    return weights @ value, weights
+    check_attention_inputs(query, key, value, mask)
+    scores = _scores(query, key, scale)  # (..., L_q, L_k)
+    weights = _masked_softmax(scores, mask)
+    return weights @ value, weights  # (..., L_q, d_v), (..., L_q, L_k)
 
 
 # --- Scoring functions for encoder–decoder attention (Luong et al. 2015; Bahdanau et al. 2015)
@@ -219,8 +167,8 @@ class BilinearScore(torch.nn.Module):
 
     def forward(self, query: torch.Tensor, key: torch.Tensor) -> torch.Tensor:
         """``(..., L_q, d_query)`` and ``(..., L_k, d_key)`` → ``(..., L_q, L_k)``."""
-        _require_last_dim("query", query, self.d_query)
-        _require_last_dim("key", key, self.d_key)
+        check_tensor(query, "query", min_dim=2, width=self.d_query)
+        check_tensor(key, "key", min_dim=2, width=self.d_key)
         return query @ self.key_to_query(key).transpose(-2, -1)
 
 
@@ -242,8 +190,8 @@ class AdditiveScore(torch.nn.Module):
 
     def forward(self, query: torch.Tensor, key: torch.Tensor) -> torch.Tensor:
         """``(..., L_q, d_query)`` and ``(..., L_k, d_key)`` → ``(..., L_q, L_k)``."""
-        _require_last_dim("query", query, self.d_query)
-        _require_last_dim("key", key, self.d_key)
+        check_tensor(query, "query", min_dim=2, width=self.d_query)
+        check_tensor(key, "key", min_dim=2, width=self.d_key)
         # (..., L_q, 1, h) + (..., 1, L_k, h) -> (..., L_q, L_k, h): every query meets every key.
         hidden = torch.tanh(self.query_proj(query).unsqueeze(-2) + self.key_proj(key).unsqueeze(-3))
         return self.v(hidden).squeeze(-1)
@@ -282,18 +230,6 @@ def attend(
     Returns:
         ``(context (..., L_q, d_v), weights (..., L_q, L_k))``.
     """
-    _require_tensor("value", value)
-    if scores.shape[-1] != value.shape[-2]:
-        raise CourseInputError(
-            f"scores cover L_k={scores.shape[-1]} keys but `value` has {value.shape[-2]} positions"
-        )
-    weights = masked_softmax(scores, mask)
+    check_scores_and_values(scores, value, mask)
+    weights = _masked_softmax(scores, mask)
     return weights @ value, weights
-
-
-def _require_last_dim(name: str, tensor: torch.Tensor, width: int) -> None:
-    _require_tensor(name, tensor)
-    if tensor.shape[-1] != width:
-        raise CourseInputError(
-            f"`{name}` must have width {width} in its last dimension, got shape {tuple(tensor.shape)}"
-        )

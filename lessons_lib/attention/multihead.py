@@ -30,9 +30,9 @@ from torch import nn
 from torch.nn import functional as F
 
 from lessons_lib.attention import IMPLEMENTATIONS
-from lessons_lib.attention.functional import attention_scores, masked_softmax
+from lessons_lib.attention.functional import _masked_softmax, _scores
 from lessons_lib.errors import CourseInputError
-from lessons_lib.validation import check_choice, check_int
+from lessons_lib.validation import check_bias, check_choice, check_divisible, check_int, check_mask
 
 __all__ = [
     "split_heads",
@@ -47,9 +47,13 @@ def split_heads(x: torch.Tensor, n_heads: int) -> torch.Tensor:
     """``(B, L, D)`` → ``(B, H, L, D / H)``: each head sees its own slice of the features."""
     if x.dim() != 3:
         raise CourseInputError(f"`x` must be (B, L, D), got shape {tuple(x.shape)}")
+    check_divisible(x.shape[-1], "width D", n_heads, "n_heads")
+    return _split_heads(x, n_heads)
+
+
+def _split_heads(x: torch.Tensor, n_heads: int) -> torch.Tensor:
+    """:func:`split_heads` on a ``(B, L, D)`` whose ``D`` is known to be a multiple of ``n_heads``."""
     batch, length, width = x.shape
-    if width % n_heads:
-        raise CourseInputError(f"width D={width} is not divisible by n_heads={n_heads}")
     return x.reshape(batch, length, n_heads, width // n_heads).transpose(1, 2)
 
 
@@ -68,12 +72,7 @@ def expand_mask(mask: torch.Tensor, batch: int, len_q: int, len_k: int) -> torch
     ``(B, L_q, L_k)`` → ``(B, 1, L_q, L_k)``; a 4-D mask broadcastable to ``(B, H, L_q, L_k)``
     is returned unchanged.
     """
-    if not isinstance(mask, torch.Tensor) or mask.dtype != torch.bool:
-        got = mask.dtype if isinstance(mask, torch.Tensor) else type(mask).__name__
-        raise CourseInputError(
-            f"`mask` must be a boolean tensor (True = may attend), got {got}; "
-            "from a 0/1 tensor use `mask == 1` (note: torch's key_padding_mask means the opposite)"
-        )
+    check_mask(mask, torch_hint=True)
     if mask.dim() == 2:
         if tuple(mask.shape) != (batch, len_k):
             raise CourseInputError(
@@ -89,20 +88,6 @@ def expand_mask(mask: torch.Tensor, batch: int, len_q: int, len_k: int) -> torch
     if mask.dim() == 4:
         return mask
     raise CourseInputError(f"`mask` must have 2, 3 or 4 dimensions, got shape {tuple(mask.shape)}")
-
-
-def _check_bias(attn_bias: torch.Tensor, scores_shape: torch.Size) -> None:
-    if not isinstance(attn_bias, torch.Tensor) or not attn_bias.is_floating_point():
-        raise CourseInputError("`attn_bias` must be a floating-point tensor broadcastable to (B, H, L_q, L_k)")
-    try:
-        shape = torch.broadcast_shapes(attn_bias.shape, scores_shape)
-    except RuntimeError:
-        shape = None
-    if shape != scores_shape:
-        raise CourseInputError(
-            f"`attn_bias` of shape {tuple(attn_bias.shape)} does not broadcast to the scores' "
-            f"shape {tuple(scores_shape)} (B, H, L_q, L_k)"
-        )
 
 
 class MultiHeadAttention(nn.Module):
@@ -124,8 +109,7 @@ class MultiHeadAttention(nn.Module):
         super().__init__()
         check_int(d_model, "`d_model`")
         check_int(n_heads, "`n_heads`")
-        if d_model % n_heads:
-            raise CourseInputError(f"`d_model`={d_model} must be a positive multiple of `n_heads`={n_heads}")
+        check_divisible(d_model, "`d_model`", n_heads, "`n_heads`")
         self.d_model = d_model
         self.n_heads = n_heads
         self.d_head = d_model // n_heads
@@ -160,21 +144,15 @@ class MultiHeadAttention(nn.Module):
         Returns:
             ``(B, L_q, D)``.
         """
-        for name, x in (("query", query), ("key", key), ("value", value)):
-            if x.dim() != 3 or x.shape[-1] != self.d_model:
-                raise CourseInputError(f"`{name}` must be (B, L, {self.d_model}), got shape {tuple(x.shape)}")
-        if key.shape[:2] != value.shape[:2] or key.shape[0] != query.shape[0]:
-            raise CourseInputError(
-                f"batch/length mismatch: query {tuple(query.shape)}, key {tuple(key.shape)}, value {tuple(value.shape)}"
-            )
+        self._check_inputs(query, key, value)
         batch, len_q, len_k = query.shape[0], query.shape[1], key.shape[1]
-        q = split_heads(self.q_proj(query), self.n_heads)  # (B, H, L_q, d_head)
-        k = split_heads(self.k_proj(key), self.n_heads)  # (B, H, L_k, d_head)
-        v = split_heads(self.v_proj(value), self.n_heads)
         if attn_bias is not None:
-            _check_bias(attn_bias, torch.Size((batch, self.n_heads, len_q, len_k)))
-        if mask is not None:
-            mask = expand_mask(mask, batch, len_q, len_k)
+            check_bias(attn_bias, (batch, self.n_heads, len_q, len_k))
+        if mask is not None:  # brought to 4-D, then checked to broadcast to (B, H, L_q, L_k)
+            mask = check_mask(expand_mask(mask, batch, len_q, len_k), (batch, self.n_heads, len_q, len_k))
+        q = _split_heads(self.q_proj(query), self.n_heads)  # (B, H, L_q, d_head)
+        k = _split_heads(self.k_proj(key), self.n_heads)  # (B, H, L_k, d_head)
+        v = _split_heads(self.v_proj(value), self.n_heads)
         if self.implementation == "sdpa" and not self.keep_attention:
             context = _fused_attention(q, k, v, mask, attn_bias, self.dropout.p if self.training else 0.0)
         else:
@@ -184,13 +162,23 @@ class MultiHeadAttention(nn.Module):
     def _course_attention(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, mask: torch.Tensor | None,
                           attn_bias: torch.Tensor | None) -> torch.Tensor:
         """The lessons' attention on ``(B, H, L, d_head)`` heads: scores, bias, masked softmax, dropout, · V."""
-        scores = attention_scores(q, k)  # (B, H, L_q, L_k), already divided by √d_head
+        scores = _scores(q, k)  # (B, H, L_q, L_k), already divided by √d_head
         if attn_bias is not None:
             scores = scores + attn_bias
-        weights = masked_softmax(scores, mask)
+        weights = _masked_softmax(scores, mask)
         if self.keep_attention:
             self.last_attention = weights.detach()
         return self.dropout(weights) @ v  # (B, H, L_q, d_head)
+
+    def _check_inputs(self, query: torch.Tensor, key: torch.Tensor, value: torch.Tensor) -> None:
+        """Each of query ``(B, L_q, D)``, key and value ``(B, L_k, D)`` with this module's ``D``, one batch."""
+        for name, x in (("query", query), ("key", key), ("value", value)):
+            if x.dim() != 3 or x.shape[-1] != self.d_model:
+                raise CourseInputError(f"`{name}` must be (B, L, {self.d_model}), got shape {tuple(x.shape)}")
+        if key.shape[:2] != value.shape[:2] or key.shape[0] != query.shape[0]:
+            raise CourseInputError(
+                f"batch/length mismatch: query {tuple(query.shape)}, key {tuple(key.shape)}, value {tuple(value.shape)}"
+            )
 
     def extra_repr(self) -> str:
         return f"d_model={self.d_model}, n_heads={self.n_heads}, d_head={self.d_head}"

@@ -119,15 +119,14 @@ def run_experiment_command(args: argparse.Namespace) -> int:
     from lessons_lib.errors import CourseInputError, file_errors
     from lessons_lib.files import atomic_via, file_lock
     from lessons_lib.syntax_bias.experiment import run_experiment
-    from lessons_lib.validation import check_int, check_not_a_file
+    from lessons_lib.validation import check_int, check_not_a_file, check_not_a_folder
 
     config = config_from_args(args)
     if args.threads is not None:
         torch.set_num_threads(check_int(args.threads, "--threads"))
     if args.device == "cuda" and not torch.cuda.is_available():
         raise CourseInputError("--device cuda was asked for but torch sees no CUDA device")
-    if args.out.is_dir():
-        raise CourseInputError(f"--out {args.out} is a folder; give the JSON file to write")
+    check_not_a_folder(args.out, "--out")
     work_dir = _work_dir(args)
     for flag, folder in (("--work-dir", work_dir), ("--cache-dir", args.cache_dir)):
         if folder is not None:

@@ -97,12 +97,12 @@ def run_train(args: argparse.Namespace) -> int:
 
 
 def _train_into(args: argparse.Namespace, data, out: Path, device, limit: int | None) -> int:
-    from lessons_lib.course.reproducibility import set_seed
     from lessons_lib.pairs.classifier import PairClassifier
     from lessons_lib.pairs.config import resolve_configs
     from lessons_lib.pairs.runs import CHECKPOINT_NAME
     from lessons_lib.pairs.trainer import train_pair_classifier
     from lessons_lib.pairs.vocab import Vocabulary
+    from lessons_lib.seeding import set_seed
 
     print(f"data: {data.source.origin} -> {data.source.path}" + (" (the course's sample, not LCQMC)" if data.source.is_sample else ""))
     print(data.summary())

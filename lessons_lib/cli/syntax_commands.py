@@ -18,7 +18,7 @@ from pathlib import Path
 
 from lessons_lib.cli.options import flag_names
 from lessons_lib.errors import CourseInputError
-from lessons_lib.validation import check_int, check_not_a_file
+from lessons_lib.validation import check_int, check_not_a_file, check_not_a_folder
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -95,8 +95,8 @@ def run_train_parser(args: argparse.Namespace) -> int:
     for flag, folder in (("--output", args.output), ("--work-dir", args.work_dir)):
         if folder is not None:
             check_not_a_file(folder, flag)
-    if args.scores is not None and args.scores.is_dir():
-        raise CourseInputError(f"--scores {args.scores} is a folder, not a file")
+    if args.scores is not None:
+        check_not_a_folder(args.scores, "--scores")
     output = args.output or paths.PARSER_MODEL_DIR
     run = train_parser(ud_dir=args.ud_dir, output=output, work_dir=args.work_dir, config=args.config,
                        model_name=args.name, max_epochs=args.max_epochs,

@@ -1,6 +1,6 @@
 """The course's machinery around the lessons.
 
-- :mod:`~lessons_lib.course.reproducibility` — seeds, threads, print options.
+- :mod:`~lessons_lib.course.reproducibility` — a notebook's setup: seeds (through :mod:`lessons_lib.seeding`), threads, print options.
 - :mod:`~lessons_lib.course.plotting` — the CJK font and attention heatmaps;
   :mod:`~lessons_lib.course.fonts` — the packaged CJK font file and subsets of it.
 - :mod:`~lessons_lib.course.notebooks` — executing notebooks headless (the only source of

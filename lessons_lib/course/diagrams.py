@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Sequence
 
 from lessons_lib.errors import CourseInputError
-from lessons_lib.validation import check_int
+from lessons_lib.validation import check_divisible, check_int
 
 # Colours by role, the same in every diagram.
 COLOURS = {"input": "#dbe9f6", "compute": "#fde9c9", "norm": "#e4f2dc", "output": "#f6dbe4", "note": "#eeeeee"}
@@ -102,8 +102,7 @@ def multihead_split_merge(d_model: int, n_heads: int, length: int = 6) -> Diagra
     check_int(d_model, "`d_model`")
     check_int(n_heads, "`n_heads`")
     check_int(length, "`length`")
-    if d_model % n_heads:
-        raise CourseInputError(f"`d_model`={d_model} is not divisible by `n_heads`={n_heads}")
+    check_divisible(d_model, "`d_model`", n_heads, "`n_heads`")
     d_head = d_model // n_heads
     top = (n_heads - 1) / 2
     nodes = [Node("x", 0, 0, f"X ({length}, {d_model})", "input"),

@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from lessons_lib.course.prose import read_notebook
+from lessons_lib.course.notebooks import read_notebook
 from lessons_lib.errors import CourseInputError
 from lessons_lib.paths import NOTEBOOKS_DIR
 

@@ -175,6 +175,28 @@ def check_parameters(nb: nbformat.NotebookNode, parameters: Mapping[str, Any], n
             raise CourseInputError(f"{name} has no parameter {key!r}{hint}; its parameters are: {', '.join(known)}")
 
 
+def inject_parameters(nb: nbformat.NotebookNode, parameters: Mapping[str, Any], name: str) -> nbformat.NotebookNode:
+    """``nb`` with a cell assigning ``parameters`` after its ``parameters`` cell (papermill's convention).
+
+    Raises:
+        CourseInputError: a notebook without a parameters cell, or a name it does not have.
+    """
+    check_parameters(nb, parameters, name)
+    if not parameters:
+        return nb
+    from papermill.parameterize import parameterize_notebook
+
+    nb.metadata.setdefault("papermill", {})  # papermill writes here and reads tags of every cell
+    for cell in nb.cells:
+        cell.metadata.setdefault("tags", [])
+    nb = parameterize_notebook(nb, dict(parameters))
+    _clean_for_execution(nb)
+    for cell in nb.cells:
+        if not cell.metadata.get("tags"):
+            cell.metadata.pop("tags", None)
+    return nb
+
+
 def execute_notebook(
     path: str | os.PathLike,
     output: str | os.PathLike | None = None,
@@ -205,20 +227,8 @@ def execute_notebook(
     if parameters and target == source:
         raise CourseInputError("a run with parameters must write to another file or folder, not in place")
     nb = read_notebook(source)
-    check_parameters(nb, parameters or {}, source.name)
     _clean_for_execution(nb)
-    if parameters:
-        from papermill.parameterize import parameterize_notebook
-
-        nb.metadata.setdefault("papermill", {})  # papermill writes here and reads tags of every cell
-        for cell in nb.cells:
-            cell.metadata.setdefault("tags", [])
-        nb = parameterize_notebook(nb, dict(parameters))
-        _clean_for_execution(nb)
-        for cell in nb.cells:
-            if not cell.metadata.get("tags"):
-                cell.metadata.pop("tags", None)
-
+    nb = inject_parameters(nb, parameters or {}, source.name)
     client = NotebookClient(
         nb, timeout=timeout, kernel_name=KERNEL_NAME, record_timing=False,
         resources={"metadata": {"path": str(source.parent)}},

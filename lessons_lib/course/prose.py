@@ -31,13 +31,12 @@ It checks that a number exists in the outputs, not that it means what the senten
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable
 
-from lessons_lib.errors import CourseInputError
+from lessons_lib.course.notebooks import read_notebook
 
 # The source names of lesson 00's table; a marker 〔TAG …〕 must start with one of them.
 SOURCE_TAGS = ("句法偏置原文", "Seq2Seq 博客", "教材", "论文", "维护者实测", "课程实测", "数据说明")
@@ -215,14 +214,6 @@ def _found(value: float, tolerance: float, percent: bool, pool: Iterable[tuple[f
     slack = 1 + 1e-9
     return any(abs(printed - wanted) <= limit * slack + 1e-15 and precision <= limit * slack
                for wanted, limit in candidates for printed, precision in pool)
-
-
-def read_notebook(path: Path) -> dict:
-    """A notebook as JSON; an unreadable file is a :class:`CourseInputError` naming it."""
-    try:
-        return json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as error:
-        raise CourseInputError(f"{path}: not a readable notebook ({error})") from error
 
 
 def _lesson_values(folder: Path, lesson: str, cache: dict[str, list]) -> list[tuple[float, float]]:

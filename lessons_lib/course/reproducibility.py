@@ -1,37 +1,25 @@
-"""Seeds, thread counts and print options that make notebook outputs repeatable."""
+"""Seeds, thread counts and print options that make notebook outputs repeatable.
+
+The seeding itself is :func:`lessons_lib.seeding.set_seed`, a leaf any layer may use; it is
+imported here too because lesson 08 imports ``set_seed`` from this module.
+"""
 
 from __future__ import annotations
 
 import os
-import random
 
 import torch
 
+from lessons_lib.seeding import set_seed
 from lessons_lib.validation import check_int
+
+__all__ = ["DEFAULT_THREADS", "set_seed", "setup_reproducible"]
 
 # Float reductions depend on how work is split over threads; a fixed count keeps printed
 # numbers identical on machines with different core counts. One thread: the lessons' small
 # tensors gain nothing from more, and on a busy 2-core machine two threads waiting on each
 # other made training up to 20x slower (measured while writing lessons 02, 05, 06 and 08).
 DEFAULT_THREADS = 1
-
-
-def set_seed(seed: int) -> torch.Generator:
-    """Seed Python, NumPy (when installed) and torch; return a torch generator seeded the same.
-
-    Args:
-        seed: a non-negative integer.
-    """
-    check_int(seed, "`seed`", minimum=0)
-    random.seed(seed)
-    try:
-        import numpy as np
-
-        np.random.seed(seed)
-    except ImportError:  # numpy is optional for the package itself
-        pass
-    torch.manual_seed(seed)
-    return torch.Generator().manual_seed(seed)
 
 
 def setup_reproducible(seed: int = 0, threads: int = DEFAULT_THREADS, precision: int = 4) -> torch.Generator:

@@ -7,8 +7,9 @@ tensors a variant needs (a syntax distance matrix, ...) come from an ``extras_fn
 into ``batch.extras``.
 
 - :func:`parameter_groups` / :func:`build_optimizer`: AdamW with weight decay on weight
-  matrices and embeddings only — decaying a bias or a LayerNorm gain towards 0 only fights
-  the normalisation, it does not regularise anything.
+  matrices and embeddings only (``p.dim() >= 2``) — decaying a bias or a LayerNorm gain towards
+  0 only fights the normalisation, it does not regularise anything — and never on a
+  zero-initialised bias table (a module's ``no_weight_decay``).
 - :func:`build_scheduler`: optional linear warm-up, then constant or linear decay.
 - :func:`train_pair_classifier`: seeded, clipped, tqdm progress, a checkpoint after every
   epoch, resumable (a resumed run ends bit-identical to an uninterrupted one: the batch
@@ -57,24 +58,24 @@ __all__ = [
 
 
 def parameter_groups(model: nn.Module, weight_decay: float, lr: float | None = None) -> list[dict]:
-    """AdamW groups: decayed (weight matrices, embeddings) and not decayed (biases, norm weights).
+    """AdamW groups: decayed (weight matrices, embeddings) and not decayed (biases, norm gains, bias tables).
 
-    A parameter is "not decayed" when it is a bias, belongs to a normalisation layer
-    (``LayerNorm``, ``BatchNorm``, ``GroupNorm``, ...), or is named in its module's
-    ``no_weight_decay`` attribute (e.g. the syntax-bias table, an additive attention bias).
+    The rule is nanoGPT's, ``p.dim() >= 2``, with one addition: a module may name parameters
+    in a ``no_weight_decay`` attribute. That is what the rule alone would get wrong here: the
+    syntax-bias table is 3-D ``(tables, heads, buckets)`` and zero-initialised, and decay would
+    pull it back to the baseline, confounding the ablation. (On every preset and bias variant
+    this groups the parameters exactly as a bias / norm-layer rule does.)
     A module with a ``param_lr_multiplier`` attribute (a small side network that must learn
     within the steps the task gives it, such as the distance predictor) puts its parameters
     in groups of their own whose learning rate is ``lr × multiplier`` (``lr`` required then).
     Every trainable parameter lands in exactly one group; with no multiplier there are two.
     """
-    norm_types = (nn.LayerNorm, nn.GroupNorm, nn.modules.batchnorm._BatchNorm, nn.RMSNorm)
-    no_decay: set[int] = set()
+    decayed: dict[int, bool] = {}
     multiplier: dict[int, float] = {}
     for module in model.modules():
+        exempt = getattr(module, "no_weight_decay", ())
         for name, param in module.named_parameters(recurse=False):
-            exempt = name in getattr(module, "no_weight_decay", ())
-            if exempt or isinstance(module, norm_types) or name == "bias" or name.endswith("bias"):
-                no_decay.add(id(param))
+            decayed[id(param)] = param.dim() >= 2 and name not in exempt
         factor = getattr(module, "param_lr_multiplier", None)
         if factor is not None and float(factor) != 1.0:
             multiplier.update({id(param): float(factor) for param in module.parameters()})
@@ -83,10 +84,10 @@ def parameter_groups(model: nn.Module, weight_decay: float, lr: float | None = N
     groups: dict[tuple[bool, float], list[nn.Parameter]] = {(True, 1.0): [], (False, 1.0): []}
     for param in model.parameters():
         if param.requires_grad:
-            groups.setdefault((id(param) not in no_decay, multiplier.get(id(param), 1.0)), []).append(param)
+            groups.setdefault((decayed[id(param)], multiplier.get(id(param), 1.0)), []).append(param)
     out = []
-    for (decayed, factor), params in groups.items():
-        group = {"params": params, "weight_decay": weight_decay if decayed else 0.0}
+    for (decays, factor), params in groups.items():
+        group = {"params": params, "weight_decay": weight_decay if decays else 0.0}
         if factor != 1.0:
             group["lr"] = lr * factor
         out.append(group)

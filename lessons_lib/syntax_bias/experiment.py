@@ -20,7 +20,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Mapping, Sequence
 
-from lessons_lib.course.reproducibility import set_seed
 from lessons_lib.errors import CourseInputError
 from lessons_lib.pairs.config import PairClassifierConfig
 from lessons_lib.pairs.data import LcqmcData, PairExample, distinct_sentences, examples_sha256, subsample  # subsample: re-exported for the lessons
@@ -29,6 +28,7 @@ from lessons_lib.pairs.metrics import EvalResult, evaluate, mcnemar_exact
 from lessons_lib.pairs.runs import load_run, load_weights
 from lessons_lib.pairs.trainer import TrainResult, train_pair_classifier
 from lessons_lib.pairs.vocab import Vocabulary
+from lessons_lib.seeding import set_seed
 from lessons_lib.syntax.buckets import POSITION_UNITS, BucketScheme
 from lessons_lib.syntax.noise import noisy_parses
 from lessons_lib.syntax.parser import Parse

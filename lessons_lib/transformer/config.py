@@ -6,7 +6,7 @@ from dataclasses import asdict, dataclass, field
 
 from lessons_lib.attention import IMPLEMENTATIONS
 from lessons_lib.errors import CourseInputError
-from lessons_lib.validation import check_choice, check_int, check_number, strict_from_dict
+from lessons_lib.validation import check_choice, check_divisible, check_int, check_number, strict_from_dict
 
 # The FFN non-linearities :mod:`lessons_lib.transformer.encoder` knows.
 ACTIVATIONS = ("gelu", "relu")
@@ -57,10 +57,7 @@ class EncoderConfig:
     def __post_init__(self) -> None:
         for name in ("vocab_size", "d_model", "n_heads", "n_layers", "d_ff", "max_positions", "n_segments"):
             check_int(getattr(self, name), f"EncoderConfig.{name}")
-        if self.d_model % self.n_heads:
-            raise CourseInputError(
-                f"EncoderConfig.d_model={self.d_model} must be divisible by n_heads={self.n_heads}"
-            )
+        check_divisible(self.d_model, "EncoderConfig.d_model", self.n_heads, "n_heads")
         if self.d_model % 2:
             raise CourseInputError(f"EncoderConfig.d_model={self.d_model} must be even (sin/cos pairs)")
         if not 0.0 <= check_number(self.dropout, "EncoderConfig.dropout") < 1.0:
