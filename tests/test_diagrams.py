@@ -11,6 +11,13 @@ from lessons_lib.course import diagrams
 from lessons_lib.errors import CourseInputError
 
 
+@pytest.fixture(scope="module")
+def cjk_font():
+    from lessons_lib.course.plotting import setup_cjk_font
+
+    setup_cjk_font(prefer_system=False)
+
+
 def test_qkv_flow_prints_the_shapes_attention_computes():
     d = diagrams.qkv_flow((5, 8), (7, 8), (7, 3))
     assert "(5, 7)" in d.node("scores").text and "√8" in d.node("scores").text
@@ -63,7 +70,7 @@ def test_the_bias_path_shows_the_table_shape_and_sharing():
     assert "0 … 12" in shared.node("buckets").text
 
 
-def test_drawing_puts_every_box_text_on_the_axes():
+def test_drawing_puts_every_box_text_on_the_axes(cjk_font):
     d = diagrams.encoder_block(16, 2, 64, norm_first=True)
     ax = diagrams.draw_diagram(d)
     drawn = [t.get_text() for t in ax.texts]
@@ -71,3 +78,53 @@ def test_drawing_puts_every_box_text_on_the_axes():
     plt.close(ax.figure)
     with pytest.raises(CourseInputError, match="no node"):
         d.node("missing")
+
+
+# The diagrams as the lessons draw them (01, 03, 05) and the bias path.
+LESSON_DIAGRAMS = {
+    "qkv_flow": lambda: diagrams.qkv_flow((5, 8), (7, 8), (7, 3)),
+    "multihead_split_merge": lambda: diagrams.multihead_split_merge(16, 4),
+    "encoder_block_post_ln": lambda: diagrams.encoder_block(32, 4, 128, norm_first=False),
+    "encoder_block_pre_ln": lambda: diagrams.encoder_block(32, 4, 128, norm_first=True),
+    "bias_path": lambda: diagrams.bias_path(13, per_head=True, learn_scale=True),
+}
+
+
+@pytest.mark.parametrize("name", sorted(LESSON_DIAGRAMS))
+def test_every_box_text_stays_inside_its_box_and_the_figure_fits_the_notebook(name, cjk_font):
+    ax = diagrams.draw_diagram(LESSON_DIAGRAMS[name]())
+    ax.figure.canvas.draw()
+    assert diagrams.box_texts_fit(ax) == []
+    assert ax.figure.get_size_inches()[0] <= diagrams.MAX_FIGURE_WIDTH
+    plt.close(ax.figure)
+
+
+def test_a_box_text_too_wide_for_its_row_is_reported(cjk_font):
+    """Guard for the test above: a box whose text cannot fit (its neighbour is too close) is named."""
+    d = diagrams.Diagram("t", (diagrams.Node("a", 0, 0, "一段放不进这个框的很长很长的说明文字"), diagrams.Node("b", 2.4, 0, "b")))
+    ax = diagrams.draw_diagram(d)
+    assert diagrams.box_texts_fit(ax) == ["一段放不进这个框的很长很长的说明文字"]
+    plt.close(ax.figure)
+
+
+def _points_of_line_inside(ax, annotation, box) -> int:
+    """How many of 200 points along an arrow (its data-coordinate ends) fall inside ``box`` (display coordinates)."""
+    (x0, y0), (x1, y1) = ax.transData.transform(annotation.xyann), ax.transData.transform(annotation.xy)
+    return sum(box.contains(x0 + t / 199 * (x1 - x0), y0 + t / 199 * (y1 - y0)) for t in range(200))
+
+
+def test_an_arrows_label_is_not_crossed_by_its_arrow(cjk_font):
+    from matplotlib.text import Annotation
+
+    ax = diagrams.draw_diagram(diagrams.qkv_flow((5, 8), (7, 8), (7, 3)))
+    renderer = ax.figure.canvas.get_renderer()
+    output, values = diagrams.qkv_flow((5, 8), (7, 8), (7, 3)).node("output"), diagrams.qkv_flow((5, 8), (7, 8), (7, 3)).node("V")
+    arrow = next(a for a in ax.texts if isinstance(a, Annotation) and a.arrow_patch is not None
+                 and a.xy[0] > output.x - 2 and a.xyann[0] < values.x + 2 and a.xyann[1] < values.y + 1)
+    label = next(t for t in ax.texts if t.get_text() == "加权平均")
+    assert _points_of_line_inside(ax, arrow, label.get_window_extent(renderer)) == 0
+    # Guard: the label where it was drawn before, on the middle of the line, is crossed.
+    middle = ((arrow.xy[0] + arrow.xyann[0]) / 2, (arrow.xy[1] + arrow.xyann[1]) / 2)
+    on_line = ax.text(*middle, "加权平均", fontsize=diagrams.FONT_SIZE - 1, ha="center", va="bottom")
+    assert _points_of_line_inside(ax, arrow, on_line.get_window_extent(renderer)) > 0
+    plt.close(ax.figure)

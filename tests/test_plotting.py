@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from lessons_lib.errors import CourseInputError
-from lessons_lib.course.plotting import BUNDLED_FONT_NAME, attention_heatmap, setup_cjk_font
+from lessons_lib.course.plotting import BUNDLED_FONT_NAME, attention_heatmap, category_heatmap, setup_cjk_font
 
 
 def _render_with_warnings(fig) -> list[str]:
@@ -160,3 +160,30 @@ def test_a_drawing_of_latin_words_embeds_no_font_and_bad_input_is_named():
     from spacy.vocab import Vocab
     with pytest.raises(CourseInputError, match="parsed spaCy Doc"):
         dependency_drawing(Doc(Vocab(), words=["没有", "分析"]))
+
+
+def test_a_category_map_names_each_id_that_occurs_with_a_colour_of_its_own():
+    setup_cjk_font(prefer_system=False)
+    ids = torch.tensor([[12, 12, 12], [12, 0, 1], [11, 11, -1]])
+    names = {0: "同词", 1: "树距离 1", 2: "树距离 2", 11: "跨句", 12: "特殊符号", -1: "填充"}
+    ax = category_heatmap(ids, names, list("abc"), list("xyz"), colours={-1: "#f2f2f2"})
+    legend = ax.get_legend()
+    assert [t.get_text() for t in legend.get_texts()] == ["0：同词", "1：树距离 1", "11：跨句", "12：特殊符号", "-1：填充"]
+    colours = [tuple(p.get_facecolor()) for p in legend.get_patches()]
+    assert len(set(colours)) == len(colours)  # 0, 11 and 12 no longer look alike
+    image = ax.get_images()[0]
+    shown = {int(v): tuple(image.cmap(image.norm(c))) for v, c in zip(ids.flatten().tolist(),
+                                                                   image.get_array().flatten().tolist())}
+    assert shown[-1] == tuple(float(c) for c in plt.matplotlib.colors.to_rgba("#f2f2f2"))
+    assert {v: shown[v] for v in (0, 1, 11, 12, -1)} == dict(zip((0, 1, 11, 12, -1), colours))  # cell = legend
+    assert not [m for m in _render_with_warnings(ax.figure) if "missing from" in m]
+
+
+def test_a_category_map_refuses_an_unnamed_id_and_fractions():
+    with pytest.raises(CourseInputError, match=r"no name for the id\(s\) \[7\]"):
+        category_heatmap(torch.tensor([[0, 7]]), {0: "同词"})
+    with pytest.raises(CourseInputError, match="whole numbers"):
+        category_heatmap(torch.tensor([[0.5]]), {0: "同词"})
+    with pytest.raises(CourseInputError, match="key_labels.*1 labels for 2"):
+        category_heatmap(torch.tensor([[0, 0]]), {0: "同词"}, None, ["a"])
+    plt.close("all")

@@ -106,16 +106,17 @@ def multihead_split_merge(d_model: int, n_heads: int, length: int = 6) -> Diagra
     d_head = d_model // n_heads
     top = (n_heads - 1) / 2
     nodes = [Node("x", 0, 0, f"X ({length}, {d_model})", "input"),
-             Node("proj", 2.4, 0, f"投影 XW_Q、XW_K、XW_V\n各 ({length}, {d_model})")]
+             Node("proj", 2.5, 0, f"投影\nXW_Q、XW_K、XW_V\n各 ({length}, {d_model})")]
     edges = [Edge("x", "proj")]
     for h in range(n_heads):
         y = top - h
         first, last = h * d_head, (h + 1) * d_head - 1
-        nodes.append(Node(f"head{h}", 5.0, y, f"头 {h + 1}：特征 {first}–{last}\n({length}, {d_head})"))
-        nodes.append(Node(f"attn{h}", 7.6, y, f"头内注意力\nsoftmax(QKᵀ/√{d_head})V"))
-        edges += [Edge("proj", f"head{h}"), Edge(f"head{h}", f"attn{h}"), Edge(f"attn{h}", "merge")]
-    nodes.append(Node("merge", 10.2, 0, f"拼接 {n_heads} 个头\n({length}, {n_heads}×{d_head} = {d_model})"))
-    nodes.append(Node("out", 12.6, 0, f"乘 W_O\n输出 ({length}, {d_model})", "output"))
+        # One box per head: its slice of the features, then attention inside the head.
+        nodes.append(Node(f"head{h}", 5.3, y, f"头 {h + 1}：特征 {first}–{last} ({length}, {d_head})\n"
+                                              f"softmax(QKᵀ/√{d_head})V"))
+        edges += [Edge("proj", f"head{h}"), Edge(f"head{h}", "merge")]
+    nodes.append(Node("merge", 8.1, 0, f"拼接 {n_heads} 个头\n({length}, {n_heads}×{d_head} = {d_model})"))
+    nodes.append(Node("out", 10.6, 0, f"乘 W_O\n输出 ({length}, {d_model})", "output"))
     edges.append(Edge("merge", "out"))
     return Diagram(f"多头注意力：拆成 {n_heads} 个头，再合并（D = {d_model}）", tuple(nodes), tuple(edges))
 
@@ -171,8 +172,8 @@ def bias_path(n_buckets: int, per_head: bool = False, learn_scale: bool = False,
         Node("bias", 5.2, 0.4, f"查表 {scaled}\n{looked_up}\n填充处取 0，不读表"),
         Node("scores", 5.2, -1.5, f"分数 QKᵀ/√d_head\n(B, {n_heads}, L, L)", "input"),
         Node("sum", 7.8, -0.5, "分数 + 偏置"),
-        Node("mask", 10.2, -0.5, "遮蔽：填充的键 = −∞"),
-        Node("softmax", 12.6, -0.5, "softmax → 注意力权重", "output"),
+        Node("mask", 10.2, -0.5, "遮蔽：\n填充的键 = −∞"),
+        Node("softmax", 12.6, -0.5, "softmax\n→ 注意力权重", "output"),
     )
     edges = (Edge("trees", "buckets"), Edge("buckets", "bias"), Edge("table", "bias"),
              Edge("bias", "sum"), Edge("scores", "sum"), Edge("sum", "mask"), Edge("mask", "softmax"))
@@ -187,11 +188,56 @@ def _anchor(node: Node, towards: Node, width: float, height: float) -> tuple[flo
     return node.x + t * dx, node.y + t * dy
 
 
+# Widest figure a diagram is drawn at, in inches: at matplotlib's 100 dpi it fits the notebook column of
+# JupyterLab in a 1280-pixel window with the file browser open, so it is shown at its own size.
+MAX_FIGURE_WIDTH = 8.6
+FONT_SIZE = 9.0
+_ARROW_ROOM = 0.35  # least gap between two boxes of a row, in diagram units, so an arrow shows between them
+
+
+def _text_width(ax, artist) -> float:
+    """Width of a text artist in x data units, measured with the figure's renderer."""
+    extent = artist.get_window_extent(ax.figure.canvas.get_renderer())
+    inverse = ax.transData.inverted()
+    return abs(inverse.transform((extent.x1, 0))[0] - inverse.transform((extent.x0, 0))[0])
+
+
+def _widest_fit(diagram: Diagram, box_height: float) -> float:
+    """The widest box that still leaves arrow room between neighbours of a row (boxes that overlap in y)."""
+    gaps = [abs(a.x - b.x) for i, a in enumerate(diagram.nodes) for b in diagram.nodes[i + 1:]
+            if abs(a.y - b.y) < box_height and a.x != b.x]
+    return min(gaps) - _ARROW_ROOM if gaps else float("inf")
+
+
+def _crosses(box, start, end) -> bool:
+    """Whether the segment ``start``–``end`` (display coordinates) passes through the rectangle ``box``."""
+    (x0, y0), (x1, y1) = start, end
+    for k in range(101):  # fine enough for a label's box against an arrow many times its size
+        t = k / 100
+        if box.contains(x0 + t * (x1 - x0), y0 + t * (y1 - y0)):
+            return True
+    return False
+
+
+def box_texts_fit(ax) -> list[str]:
+    """The box texts drawn on ``ax`` by :func:`draw_diagram` that are wider or taller than their box."""
+    renderer = ax.figure.canvas.get_renderer()
+    too_big = []
+    for text, patch in getattr(ax, "_diagram_boxes", []):
+        inner, outer = text.get_window_extent(renderer), patch.get_window_extent(renderer)
+        if inner.x0 < outer.x0 or inner.x1 > outer.x1 or inner.y0 < outer.y0 or inner.y1 > outer.y1:
+            too_big.append(text.get_text())
+    return too_big
+
+
 def draw_diagram(diagram: Diagram, ax=None, box_width: float = 2.0, box_height: float = 0.8):
     """Draw ``diagram`` with matplotlib (a new figure when ``ax`` is None); returns the axes.
 
-    Straight arrows join the box edges; a curved edge (a skip connection) leaves and enters
-    its boxes on the right-hand side and bends outwards.
+    A new figure is at most :data:`MAX_FIGURE_WIDTH` inches wide, so that the notebook shows it
+    at its own size. Boxes are widened to their longest line where the row leaves room.
+    Straight arrows join the box edges, and an arrow's label is moved off its line; a curved
+    edge (a skip connection) leaves and enters its boxes on the right-hand side and bends
+    outwards.
     """
     import matplotlib.pyplot as plt
     from matplotlib.patches import FancyBboxPatch
@@ -199,13 +245,30 @@ def draw_diagram(diagram: Diagram, ax=None, box_width: float = 2.0, box_height: 
     xs, ys = [n.x for n in diagram.nodes], [n.y for n in diagram.nodes]
     margin = 1.2 if any(e.curve for e in diagram.edges) else 0.2
     if ax is None:
-        _, ax = plt.subplots(figsize=(0.85 * (max(xs) - min(xs) + box_width + 2 * margin + 0.5),
-                                      0.85 * (max(ys) - min(ys) + box_height + 1.2)))
-    for node in diagram.nodes:
-        ax.add_patch(FancyBboxPatch((node.x - box_width / 2, node.y - box_height / 2), box_width, box_height,
-                                    boxstyle="round,pad=0.04", facecolor=COLOURS.get(node.role, COLOURS["note"]),
-                                    edgecolor="0.35"))
-        ax.text(node.x, node.y, node.text, ha="center", va="center", fontsize=8.5)
+        width = 0.85 * (max(xs) - min(xs) + box_width + 2 * margin + 0.2)
+        fig, ax = plt.subplots(figsize=(min(width, MAX_FIGURE_WIDTH), 0.85 * (max(ys) - min(ys) + box_height + 1.2)))
+        fig.subplots_adjust(left=0.01, right=0.99, bottom=0.01, top=0.9)
+
+    def set_limits(width):
+        ax.set_xlim(min(xs) - width / 2 - 0.1, max(xs) + width / 2 + margin)
+        ax.set_ylim(min(ys) - box_height, max(ys) + box_height)
+
+    set_limits(box_width)
+    ax.axis("off")
+    texts = [ax.text(node.x, node.y, node.text, ha="center", va="center", fontsize=FONT_SIZE) for node in diagram.nodes]
+    needed = max(_text_width(ax, t) for t in texts) + 0.15
+    if needed > box_width:
+        box_width = min(needed, max(box_width, _widest_fit(diagram, box_height)))
+        set_limits(box_width)
+    boxes = []
+    for node, text in zip(diagram.nodes, texts):
+        patch = FancyBboxPatch((node.x - box_width / 2, node.y - box_height / 2), box_width, box_height,
+                               boxstyle="round,pad=0.04", facecolor=COLOURS.get(node.role, COLOURS["note"]),
+                               edgecolor="0.35")
+        ax.add_patch(patch)
+        boxes.append((text, patch))
+    ax._diagram_boxes = boxes
+    renderer = ax.figure.canvas.get_renderer()
     for edge in diagram.edges:
         start, end = diagram.node(edge.start), diagram.node(edge.end)
         if edge.curve:
@@ -214,12 +277,21 @@ def draw_diagram(diagram: Diagram, ax=None, box_width: float = 2.0, box_height: 
             tail, head = _anchor(start, end, box_width, box_height), _anchor(end, start, box_width, box_height)
         ax.annotate("", xy=head, xytext=tail, arrowprops=dict(arrowstyle="-|>", color="0.3", shrinkA=0, shrinkB=0,
                                                               connectionstyle=f"arc3,rad={edge.curve}"))
-        if edge.label:
-            across = abs(edge.curve) * abs(head[1] - tail[1]) / 2 * 0.75 if edge.curve else 0.0
-            ax.text((tail[0] + head[0]) / 2 + across, (tail[1] + head[1]) / 2, edge.label, fontsize=7.5,
-                    color="0.25", ha="left" if edge.curve else "center", va="bottom")
-    ax.set_xlim(min(xs) - box_width / 2 - 0.2, max(xs) + box_width / 2 + margin)
-    ax.set_ylim(min(ys) - box_height, max(ys) + box_height)
+        if not edge.label:
+            continue
+        middle = ((tail[0] + head[0]) / 2, (tail[1] + head[1]) / 2)
+        if edge.curve:
+            across = abs(edge.curve) * abs(head[1] - tail[1]) / 2 * 0.75
+            ax.text(middle[0] + across, middle[1], edge.label, fontsize=FONT_SIZE - 1, color="0.25", ha="left",
+                    va="bottom")
+            continue
+        # Above the line, raised point by point until the line no longer runs through the label.
+        label = ax.annotate(edge.label, middle, xytext=(0, 2), textcoords="offset points", fontsize=FONT_SIZE - 1,
+                            color="0.25", ha="center", va="bottom")
+        line = (ax.transData.transform(tail), ax.transData.transform(head))
+        for lift in range(3, 60):
+            if not _crosses(label.get_window_extent(renderer), *line):
+                break
+            label.set_position((0, lift))
     ax.set_title(diagram.title)
-    ax.axis("off")
     return ax
