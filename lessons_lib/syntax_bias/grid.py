@@ -244,11 +244,12 @@ class Grid:
                  f"(fraction {self.reference.config.train_fraction:g}, subset seed {self.reference.config.subset_seed}), "
                  f"dev {data.dev_pairs:,}, test {data.test_pairs:,}; test SHA-256 {data.pairs_sha256['test'][:12]}…"]
         for recipe in self.recipes():
+            width = max(26, *(len(arm) for arm in self.arms(recipe)))
             lines += ["", f"recipe {recipe}: accuracy over seeds, mean [min, max] n",
-                      f"  {'arm':<26} {'dev':>30} {'test':>30}"]
+                      f"  {'arm':<{width}} {'dev':>30} {'test':>30}"]
             for arm in self.arms(recipe):
                 runs = list(self.seeds(recipe, arm).values())
-                lines.append(f"  {arm:<26} {format_spread(spread([r.dev_accuracy for r in runs])):>30} "
+                lines.append(f"  {arm:<{width}} {format_spread(spread([r.dev_accuracy for r in runs])):>30} "
                              f"{format_spread(spread([r.test_accuracy for r in runs])):>30}")
             for c in self.contrasts(recipe):
                 lines += ["", f"  {c.a} − {c.b}   ({c.question})"]
