@@ -23,11 +23,12 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 
-# Other seeds for every seed parameter of the lesson (the `parameters` cell of each).
+# Other seeds for every seed parameter of the lesson (the `parameters` cell of each; in lesson 08
+# the noise seeds must be among the control seeds, whose noise-free runs they are compared with).
 PERTURBED = {
     "06_lcqmc_pair_classification.ipynb": ["seed=1"],
     "08_syntax_biased_attention.ipynb": ["seed=1", "control_seeds=[5, 6, 7, 8, 9]", "seeds=[5, 6, 7, 8, 9]",
-                                         "noise_seeds=[2, 3]"],
+                                         "noise_seeds=[5, 6]"],
     "09_syntax_without_a_parser.ipynb": ["seed=1", "seeds=[3, 4, 5]"],
 }
 
