@@ -18,7 +18,8 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING, Sequence
 
-from lessons_lib.errors import CourseInputError, file_errors
+from lessons_lib.errors import file_errors
+from lessons_lib.validation import check_not_a_file, check_not_a_folder
 
 if TYPE_CHECKING:  # no torch at import time: `lessons --help` stays fast
     from lessons_lib.pairs.data import PairExample
@@ -65,22 +66,17 @@ def run_data_stats(args: argparse.Namespace) -> int:
 def run_baseline(args: argparse.Namespace) -> int:
     from lessons_lib.pairs.baselines import compute_baselines
 
+    if args.out is not None:  # before any work: a folder given as the file is one line now, not after reading
+        check_not_a_folder(args.out, "--out")
     data = _load(args)
     baselines = compute_baselines(data.train.examples, data.dev.examples, data.test.examples)
     print(baselines.report())
     if args.out is not None:
-        import sys
-
         from lessons_lib.pairs.baselines import save_baselines
-        from lessons_lib.pairs.data import examples_sha256
-        from lessons_lib.validation import check_not_a_file
 
-        if args.out.is_dir():
-            raise CourseInputError(f"--out {args.out} is a folder; give the JSON file to write")
         with file_errors(check_not_a_file(args.out.parent, "--out's folder"), "create the folder"):
             args.out.parent.mkdir(parents=True, exist_ok=True)
-        sha = {split: examples_sha256(getattr(data, split).examples) for split in ("train", "dev", "test")}
-        print(f"wrote {save_baselines(baselines, args.out, sha, ['lessons', *sys.argv[1:]])}")
+        print(f"wrote {save_baselines(baselines, args.out, data.pairs_sha256(), getattr(args, 'command_line', []))}")
     return 0
 
 

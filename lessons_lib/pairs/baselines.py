@@ -195,8 +195,7 @@ def load_baselines(path: str | Path, expected_sha256: Mapping[str, str] | None =
     except (OSError, UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError, ValueError) as error:
         raise CourseInputError(f"{path}: not a baselines file of `lessons baseline --out` ({error})") from None
     if expected_sha256 is not None:
-        other = [split for split in expected_sha256 if found.get(split) != expected_sha256[split]]
-        if other:
-            raise CourseInputError(f"{path}: made on other pairs ({', '.join(other)}: SHA-256 "
-                                   f"{str(found.get(other[0]))[:12]}…, expected {expected_sha256[other[0]][:12]}…)")
+        from lessons_lib.pairs.data import check_pairs_sha256
+
+        check_pairs_sha256(path, found, expected_sha256)
     return record

@@ -28,7 +28,7 @@ import random
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Sequence
+from typing import Mapping, Sequence
 
 from lessons_lib.errors import CourseInputError, file_errors
 from lessons_lib.files import atomic_write
@@ -44,6 +44,7 @@ __all__ = [
     "DataSource",
     "LCQMC_SHA256",
     "examples_sha256",
+    "check_pairs_sha256",
     "examples_fingerprint",
     "subsample",
     "distinct_sentences",
@@ -308,6 +309,18 @@ class LcqmcData:
 
     def summary(self) -> str:
         return "\n".join(split.summary() for split in (self.train, self.dev, self.test))
+
+    def pairs_sha256(self) -> dict[str, str]:
+        """``{"train": …, "dev": …, "test": …}``: :func:`examples_sha256` of each split, what results files record."""
+        return {split: examples_sha256(getattr(self, split).examples) for split in SPLITS}
+
+
+def check_pairs_sha256(path: str | Path, found: Mapping[str, str], expected: Mapping[str, str]) -> None:
+    """One line naming ``path`` when the pairs a results file records (``found``) are not ``expected``."""
+    for split, sha in expected.items():
+        if found.get(split) != sha:
+            raise CourseInputError(f"{path}: made on other data: its {split} pairs have SHA-256 "
+                                   f"{str(found.get(split))[:12]}…, the expected data's {sha[:12]}…")
 
 
 def load_lcqmc(data_dir: str | Path | None = None, *, lenient: bool = False) -> LcqmcData:

@@ -22,7 +22,7 @@ from typing import Callable, Mapping, Sequence
 
 from lessons_lib.errors import CourseInputError
 from lessons_lib.pairs.config import PairClassifierConfig
-from lessons_lib.pairs.data import LcqmcData, PairExample, distinct_sentences, examples_sha256, subsample  # subsample: re-exported for the lessons
+from lessons_lib.pairs.data import LcqmcData, PairExample, distinct_sentences, subsample  # subsample: re-exported for the lessons
 from lessons_lib.pairs.encoding import ExtrasFn, make_batches
 from lessons_lib.pairs.metrics import EvalResult, evaluate, mcnemar_exact
 from lessons_lib.pairs.runs import load_run, load_weights
@@ -244,7 +244,7 @@ def run_experiment(
         config=config,
         data=DataSummary(data.source.origin, data.source.path.name, len(prepared.train), len(data.train),
                          len(data.dev), len(data.test), len(vocab), len(prepared.parses), prepared.noise_share,
-                         {name: examples_sha256(getattr(data, name).examples) for name in ("train", "dev", "test")}),
+                         data.pairs_sha256()),
         buckets={"names": list(scheme.names), "kinds": list(scheme.kinds),
                  "position_names": {unit: list(scheme.position_names(unit)) for unit in POSITION_UNITS}},
         runs=runs,

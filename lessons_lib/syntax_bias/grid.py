@@ -29,6 +29,7 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from lessons_lib.errors import CourseInputError
+from lessons_lib.pairs.data import check_pairs_sha256
 from lessons_lib.pairs.significance import mcnemar_p_value
 from lessons_lib.syntax_bias.registry import BASELINE, VARIANTS, options_for, variant
 from lessons_lib.syntax_bias.results import ExperimentResult, Spread, format_p, format_spread, spread
@@ -148,10 +149,7 @@ def _check_pairs(path: Path, result: ExperimentResult, expected_sha256: Mapping[
         raise CourseInputError(f"{path}: these results record no SHA-256 of their pairs or no test labels "
                                "(written by an older course); run its command again")
     if expected_sha256 is not None:
-        for split, sha in expected_sha256.items():
-            if found.get(split) != sha:
-                raise CourseInputError(f"{path}: made on other data: its {split} pairs have SHA-256 "
-                                       f"{str(found.get(split))[:12]}…, the expected data's {sha[:12]}…")
+        check_pairs_sha256(path, found, expected_sha256)
     if first is not None:
         first_path, first_result = first
         if found != first_result.data.pairs_sha256:
