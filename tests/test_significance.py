@@ -104,10 +104,10 @@ def test_a_mcnemar_verdict_names_the_better_model_only_below_alpha():
     labels = [1] * 40
     a = [1] * 30 + [0] * 10        # right on 30
     b = [0] * 10 + [1] * 30        # right on 30, on other pairs: 10 vs 10 discordant
-    assert mcnemar_exact(a, b, labels).verdict("a", "b") == "no significant difference"
+    assert mcnemar_exact(a, b, labels).verdict("a", "b") == "no difference detected"
     strong = [1] * 40              # right everywhere: 10 wins, 0 losses against b
     result = mcnemar_exact(strong, b, labels)
     assert (result.only_a, result.only_b) == (10, 0) and result.p_value < 0.05
     assert result.verdict("strong", "b") == "strong better"
     assert mcnemar_exact(b, strong, labels).verdict("b", "strong") == "strong better"
-    assert result.verdict("strong", "b", alpha=result.p_value) == "no significant difference"
+    assert result.verdict("strong", "b", alpha=result.p_value) == "no difference detected"

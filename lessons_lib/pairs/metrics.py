@@ -19,7 +19,7 @@ from torch.nn import functional as F
 from lessons_lib.errors import CourseInputError
 from lessons_lib.pairs.data import PairExample
 from lessons_lib.pairs.encoding import ExtrasFn, encoded_length, length_sorted_order, make_batches
-from lessons_lib.pairs.significance import mcnemar_p_value
+from lessons_lib.pairs.significance import NO_DIFFERENCE, better, mcnemar_p_value
 from lessons_lib.pairs.vocab import Vocabulary
 
 __all__ = ["EvalResult", "predict", "metrics_from_logits", "evaluate", "McNemarResult", "mcnemar_exact"]
@@ -104,14 +104,15 @@ class McNemarResult:
     p_value: float
 
     def verdict(self, a: str = "A", b: str = "B", alpha: float = 0.05) -> str:
-        """The reading a lesson states: ``"<a> better"``, ``"<b> better"`` (p < ``alpha``) or ``"no significant difference"``.
+        """The reading a lesson states: ``"<a> better"``, ``"<b> better"`` (p < ``alpha``) or
+        :data:`~lessons_lib.pairs.significance.NO_DIFFERENCE`.
 
         Printed beside the counts, it is what a cell asserts and what the prose may say, so a run whose
         numbers would read otherwise stops at that cell instead of sitting under stale prose.
         """
         if self.p_value >= alpha:
-            return "no significant difference"
-        return f"{a} better" if self.only_a > self.only_b else f"{b} better"
+            return NO_DIFFERENCE
+        return better(a) if self.only_a > self.only_b else better(b)
 
 
 def mcnemar_exact(predictions_a: Sequence[int], predictions_b: Sequence[int], labels: Sequence[int]) -> McNemarResult:

@@ -40,6 +40,17 @@ from lessons_lib.pairs.data import PairExample
 from lessons_lib.pairs.stats import question_graph
 from lessons_lib.validation import check_int, check_number
 
+NO_DIFFERENCE = "no difference detected"
+"""The one reading of a comparison that finds no difference, whatever the test: the exact
+McNemar test at its α (:meth:`lessons_lib.pairs.metrics.McNemarResult.verdict`) or the pooled
+interval over seeds (:func:`lessons_lib.syntax_bias.grid.verdict`). Its opposite is
+:func:`better`."""
+
+
+def better(name: str) -> str:
+    """The reading of a comparison that finds ``name`` better: ``"<name> better"``."""
+    return f"{name} better"
+
 __all__ = [
     "mcnemar_p_value",
     "t_quantile",
