@@ -167,3 +167,40 @@ def test_lesson_09_checkers_draw_fresh_inputs_per_seed(seed, capsys):
     with pytest.raises(ExerciseCheckError, match=r"\|j − i\|"):
         check_offset_baseline(lambda a, b, c, d: offset_baseline_accuracy(a.abs(), b, c.abs(), d), seed=seed)
     assert not torch.equal(_offset_cases(seed)[0][0], _offset_cases(None)[0][0])
+
+
+def test_one_change_that_erases_the_tree_breaks_the_control(capsys):
+    from lessons_lib.exercises.syntax_bias import check_one_change_breaks_control
+
+    check_one_change_breaks_control(lambda: {"max_distance": 1})
+    out = capsys.readouterr().out
+    assert "✅" in out and "max_distance = 1" in out and "一点不剩" in out
+
+
+def test_a_change_the_control_survives_is_rejected_with_its_accuracy():
+    from lessons_lib.exercises.syntax_bias import check_one_change_breaks_control
+
+    with pytest.raises(ExerciseCheckError, match=r"per_head = True 之后.*测试准确率是 1\.000，仍然学会了"):
+        check_one_change_breaks_control(lambda: {"per_head": True})
+
+
+@pytest.mark.parametrize(
+    "answer, message",
+    [
+        ({}, "恰好含一个键"),
+        ({"epochs": 1, "lr": 1e-5}, "恰好含一个键"),
+        ("max_distance=1", "恰好含一个键"),
+        ({"max_distanse": 1}, "不是对照运行的一项设置"),
+        ({"seed": 3}, "不是对照运行的一项设置"),
+        ({"bias_lr_multiplier": 100.0}, "就是本课自己的设置"),
+        ({"parser_noise": 0.0}, "就是本课自己的设置"),
+        ({"n_layers": 1}, "运行拒绝了这个设置.*2 encoder blocks"),
+        ({"parser_noise": 2.0}, "运行拒绝了这个设置"),
+    ],
+)
+def test_one_change_answers_that_are_not_one_real_change(answer, message):
+    # Each is refused before any training: the checker validates the change first.
+    from lessons_lib.exercises.syntax_bias import check_one_change_breaks_control
+
+    with pytest.raises(ExerciseCheckError, match=message):
+        check_one_change_breaks_control(lambda: answer)

@@ -1,5 +1,6 @@
 """Checkers for the syntax-biased attention exercises (bucket lookup, hard mask, the one-block
-gradient; bias dropout, the predictor's offset yardstick, why the control cannot do without its tree).
+gradient, one change that breaks the positive control; bias dropout, the predictor's offset
+yardstick, why the control cannot do without its tree).
 
 The check inputs use the default bucket scheme of :mod:`lessons_lib.syntax.buckets`:
 0 same word, 1–10 tree distances, 11 different sentences, 12 special tokens, -1 padding.
@@ -7,16 +8,22 @@ The check inputs use the default bucket scheme of :mod:`lessons_lib.syntax.bucke
 
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
+from dataclasses import fields
+from typing import Any, Callable, Mapping, Sequence
 
 import torch
 
 from lessons_lib.exercises import (ExerciseCheckError, KnownMistake, call_learner, check_generator, check_random,
                                    compare_choice, compare_tensor, passed)
-from lessons_lib.pairs.config import PairClassifierConfig
+from lessons_lib.errors import CourseInputError
+from lessons_lib.pairs.config import MODEL_OPTIONS, TRAIN_OPTIONS, PairClassifierConfig, resolve_configs
 from lessons_lib.pairs.encoding import PairBatch
 from lessons_lib.pairs.vocab import Vocabulary
-from lessons_lib.syntax.buckets import CROSS_SENTENCE_BUCKET, DEFAULT_SCHEME, NUM_BUCKETS, PAD_BUCKET, SPECIAL_BUCKET
+from lessons_lib.syntax.attachment_control import make_attachment_control
+from lessons_lib.syntax.buckets import (CROSS_SENTENCE_BUCKET, DEFAULT_MAX_DISTANCE, DEFAULT_SCHEME, NUM_BUCKETS,
+                                        PAD_BUCKET, SPECIAL_BUCKET)
+from lessons_lib.syntax_bias.config import ExperimentConfig
+from lessons_lib.syntax_bias.experiment import run_experiment
 from lessons_lib.syntax_bias.model import BUCKETS_KEY, SyntaxBiasedPairClassifier
 from lessons_lib.syntax_bias.predictor import offset_baseline_accuracy
 from lessons_lib.syntax_bias.registry import HardMaskOptions, LearnedOptions
@@ -186,6 +193,116 @@ def check_one_block_gradients(fn: Callable[[], dict], *, seed: int | None = None
         missing = sorted((true_zero - zero) | (true_rounding - rounding))
         raise ExerciseCheckError(f"{exercise}: 还有桶没有归类或归错了：{missing}。每个桶号都属于两类之一。")
     passed(exercise)
+
+
+# Exercise 08-4: the positive control of lesson 08 (1,500 training pairs, preset ``control``, gold
+# trees, table multiplier 100), the learned tree bias, and where each setting a learner may change lives.
+CONTROL_MULTIPLIER = 100.0
+CONTROL_LEARNED = 0.9
+"""Test accuracy from which the control counts as learned (lesson 08 asserts the same bound)."""
+CONTROL_BROKEN = 0.6
+"""Test accuracy up to which the control counts as broken (chance is 0.5; lesson 08's baseline bound)."""
+_BIAS_SETTINGS = tuple(f.name for f in fields(LearnedOptions))
+_SCHEME_SETTINGS = {"parser_noise": 0.0, "max_distance": DEFAULT_MAX_DISTANCE, "log_buckets": False}
+_WHY_IT_BROKE = {
+    "bias_lr_multiplier": "表从 0 出发；乘数小了，这两百多步里表挪不到解需要的大小（第 6 节）。",
+    "parser_noise": "重挂的词多了，读法不再写在桶里：树里没有了信息，表学不到它（第 7 节）。",
+    "max_distance": "封顶以上的距离都并进最后一个桶：两种读法字对数不同的那些距离（第 6 节打印了）被并到一起，"
+                    "桶号里区分读法的信息少了；封顶为 1 时一点不剩：句内不同词的字对全在同一个桶里。",
+    "epochs": "训练太短：表要等模型其余部分开始用它才有像样的梯度，学会本来就是一次较晚的跳变（第 5、6 节）。",
+    "lr": "学习率决定每一步挪多远：表的有效学习率是乘数 × 学习率（第 6 节）。",
+}
+
+
+def _control_config(change: Mapping[str, Any], seed: int) -> ExperimentConfig:
+    """Lesson 08's control run of the learned bias with ``change`` (one setting → its value) applied."""
+    (name, value), = change.items()
+    bias = {"bias_lr_multiplier": CONTROL_MULTIPLIER}
+    model, train, scheme = {}, {}, {}
+    if name in _BIAS_SETTINGS:
+        bias[name] = value
+    elif name in _SCHEME_SETTINGS:
+        scheme[name] = value
+    elif name in MODEL_OPTIONS:
+        model[name] = value
+    else:
+        train[name] = value
+    return ExperimentConfig(variants=["learned"], seeds=[seed], preset="control", model=model, train=train,
+                            bias_options=bias, **scheme)
+
+
+def _lesson_value(name: str) -> Any:
+    """The lesson's own value of a setting of the control (what a change must differ from)."""
+    if name == "bias_lr_multiplier":
+        return CONTROL_MULTIPLIER
+    if name in _BIAS_SETTINGS:
+        return getattr(LearnedOptions(), name)
+    if name in _SCHEME_SETTINGS:
+        return _SCHEME_SETTINGS[name]
+    classifier, train = resolve_configs("control")
+    if name in TRAIN_OPTIONS:
+        return getattr(train, name)
+    return getattr(classifier.encoder, name, getattr(classifier, name, None))
+
+
+def control_accuracy_with(change: Mapping[str, Any], seed: int = 0) -> float:
+    """Test accuracy of the learned tree bias on lesson 08's positive control with one setting changed.
+
+    ``change`` maps one setting (a learned-bias option, ``parser_noise``, ``max_distance``,
+    ``log_buckets``, a model option or a training option) to its value; ``{}`` is the lesson's
+    run. Trains one model (about 10 s on one core).
+
+    Raises:
+        CourseInputError: the setting or its value is refused by the run's configuration.
+    """
+    task = make_attachment_control(n_train=1500)
+    if change:
+        config = _control_config(change, seed)
+    else:
+        config = ExperimentConfig(variants=["learned"], seeds=[seed], preset="control", model={},
+                                  bias_options={"bias_lr_multiplier": CONTROL_MULTIPLIER})
+    with torch.random.fork_rng():  # the check must not move the lesson's random stream
+        result = run_experiment(task.as_data(), task.parses, config, device="cpu", progress=False, log=None)
+    return result.runs[0].test_accuracy
+
+
+def check_one_change_breaks_control(fn: Callable[[], dict], *, seed: int | None = None) -> None:
+    """Exercise 08-4 (open): ``fn()`` returns ``{setting: value}``, one change that should stop the
+    learned tree bias from learning lesson 08's positive control.
+
+    The checker trains the control with that change (the lesson's seed 0, or the grader's
+    ``seed``) and accepts a test accuracy of at most :data:`CONTROL_BROKEN`. With the
+    grader's seed it first trains the unchanged control too: a seed on which even the lesson's
+    settings fail proves nothing, and is reported as such.
+    """
+    exercise = "练习 08-4 只改一处，让阳性对照失败"
+    change = call_learner(exercise, fn)
+    if not isinstance(change, dict) or len(change) != 1:
+        raise ExerciseCheckError(f"{exercise}: 请返回恰好含一个键的字典 {{设置名: 新值}}，你返回的是 {change!r}")
+    (name, value), = change.items()
+    settings = (*_BIAS_SETTINGS, *_SCHEME_SETTINGS, *MODEL_OPTIONS, *TRAIN_OPTIONS)
+    if name not in settings or name == "seed":
+        raise ExerciseCheckError(f"{exercise}: {name!r} 不是对照运行的一项设置；可以改的有：{', '.join(s for s in settings if s != 'seed')}")
+    if value == _lesson_value(name):
+        raise ExerciseCheckError(f"{exercise}: {name} = {value!r} 就是本课自己的设置，什么也没改。")
+    try:
+        _control_config(change, 0)
+    except CourseInputError as error:
+        raise ExerciseCheckError(f"{exercise}: 运行拒绝了这个设置：{error}") from None
+    run_seed = 0 if seed is None else seed
+    if seed is not None and control_accuracy_with({}, run_seed) < CONTROL_LEARNED:
+        raise ExerciseCheckError(f"{exercise}: 种子 {run_seed} 上，不改任何设置的对照本身就没有学会，"
+                                 "这个种子检验不了你的改动；换一个种子再判。")
+    accuracy = control_accuracy_with(change, run_seed)
+    if accuracy > CONTROL_BROKEN:
+        state = "仍然学会了" if accuracy >= CONTROL_LEARNED else "只学会了一部分"
+        raise ExerciseCheckError(
+            f"{exercise}: 改成 {name} = {value!r} 之后，可学习的树偏置在对照上的测试准确率是 {accuracy:.3f}，{state}"
+            f"（要 ≤ {CONTROL_BROKEN} 才算失败）。这一处改动既没有拿走树里的信息，也没有让表动不了：想想第 6 节（表的学习率）"
+            "和第 7 节（树的质量），或者想想桶号本身。")
+    why = _WHY_IT_BROKE.get(name, "你找到了一种本课没有列出的失效方式。它为什么让机制失效？用第 5–7 节的办法"
+                                   "（看学到的表、看损失曲线）查一查再下结论。")
+    passed(exercise, f"{name} = {value!r} 时，对照的测试准确率是 {accuracy:.3f}（种子 {run_seed}；不改设置时第 6 节的每个种子都学会了）。{why}")
 
 
 def check_drop_bias(fn: Callable[[torch.Tensor, torch.Tensor], torch.Tensor], *, seed: int | None = None) -> None:
