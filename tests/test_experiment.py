@@ -239,6 +239,34 @@ def test_run_experiment_writes_every_variant_and_seed_and_resumes(data_dir, tmp_
     assert again.learned_bias == results.learned_bias
 
 
+def test_runs_in_worker_processes_give_the_same_results_and_random_streams(data_dir):
+    # Each run seeds itself, so two workers reproduce one worker digit for digit, and the
+    # parent's random streams end where the last run left them in either case.
+    data = load_lcqmc(data_dir)
+    parses = {t: _chain_parse(t) for t in SENTENCES}
+    config = _config(parser_noise=0.2)
+    alone = run_experiment(data, parses, config, progress=False, log=None)
+    after_alone = (random.random(), torch.rand(3))
+    torch.manual_seed(123)  # a different state before the second experiment: it must not matter
+    random.seed(123)
+    together = run_experiment(data, parses, config, progress=False, log=None, workers=2)
+    after_together = (random.random(), torch.rand(3))
+    for result in (alone, together):  # throughput is a wall-clock measurement, the one field that may differ
+        for run in result.runs:
+            for epoch in run.epochs:
+                epoch.pairs_per_second = 0.0
+    assert together == alone
+    assert after_together[0] == after_alone[0] and torch.equal(after_together[1], after_alone[1])
+
+
+@pytest.mark.parametrize("workers", [0, 1.5, "2"])
+def test_workers_must_be_a_positive_integer(data_dir, workers):
+    data = load_lcqmc(data_dir)
+    parses = {t: _chain_parse(t) for t in SENTENCES}
+    with pytest.raises(CourseInputError, match="workers"):
+        run_experiment(data, parses, _config(seeds=[0]), progress=False, log=None, workers=workers)
+
+
 def test_results_round_trip_through_json(data_dir, tmp_path):
     data = load_lcqmc(data_dir)
     parses = {t: _chain_parse(t) for t in SENTENCES}

@@ -58,6 +58,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--work-dir", type=Path, default=None, help="checkpoints of every run (default: next to --out)")
     p.add_argument("--threads", type=int, default=None,
                    help="torch CPU threads (default: torch's choice; 1 is often faster on a busy shared machine)")
+    p.add_argument("--workers", type=int, default=1,
+                   help="runs trained at once, each in its own process with --threads threads (default 1); "
+                        "the results do not depend on it")
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
     add_preset_arguments(p, default_preset=None,
                          default_help=f"{DEFAULT_PRESET}; with --control: " + ", ".join(
@@ -124,6 +127,7 @@ def run_experiment_command(args: argparse.Namespace) -> int:
     config = config_from_args(args)
     if args.threads is not None:
         torch.set_num_threads(check_int(args.threads, "--threads"))
+    workers = check_int(args.workers, "--workers", minimum=1)
     if args.device == "cuda" and not torch.cuda.is_available():
         raise CourseInputError("--device cuda was asked for but torch sees no CUDA device")
     check_not_a_folder(args.out, "--out")
@@ -136,7 +140,7 @@ def run_experiment_command(args: argparse.Namespace) -> int:
         args.out.parent.mkdir(parents=True, exist_ok=True)
     with file_lock(args.out):  # one experiment at a time writes this JSON (its runs lock their own folders)
         results = run_experiment(data, parses, config, device=args.device, work_dir=work_dir,
-                                 progress=not args.no_progress)
+                                 progress=not args.no_progress, workers=workers)
         results.command = list(getattr(args, "command_line", []))
         atomic_via(args.out, results.save)
     print(results.format_table())

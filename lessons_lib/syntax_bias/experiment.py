@@ -16,9 +16,13 @@ from __future__ import annotations
 
 import hashlib
 import json
+import multiprocessing
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Mapping, Sequence
+
+import torch
 
 from lessons_lib.errors import CourseInputError
 from lessons_lib.pairs.config import PairClassifierConfig
@@ -28,7 +32,7 @@ from lessons_lib.pairs.metrics import EvalResult, evaluate, mcnemar_exact
 from lessons_lib.pairs.runs import load_run, load_weights
 from lessons_lib.pairs.trainer import TrainResult, train_pair_classifier
 from lessons_lib.pairs.vocab import Vocabulary
-from lessons_lib.seeding import set_seed
+from lessons_lib.seeding import random_states, restore_random_states, set_seed
 from lessons_lib.syntax.buckets import POSITION_UNITS, BucketScheme
 from lessons_lib.syntax.noise import noisy_parses
 from lessons_lib.syntax.parser import Parse
@@ -40,6 +44,7 @@ from lessons_lib.syntax_bias.results import (DataSummary, EpochRecord, Experimen
                                              LearnedTable, PairedTest, PredictorRecord, RunRecord, VariantSummary,
                                              spread)
 from lessons_lib.syntax_bias.variants import make_bias
+from lessons_lib.validation import check_int
 
 __all__ = ["subsample", "build_model", "needed_texts", "parse_corpus", "run_experiment", "summarise", "bucket_names",
            "predictor_confusion",
@@ -209,6 +214,7 @@ def run_experiment(
     work_dir: str | Path | None = None,
     progress: bool = True,
     log: Callable[[str], None] | None = print,
+    workers: int = 1,
 ) -> ExperimentResult:
     """Train every variant × seed and return the results.
 
@@ -221,25 +227,26 @@ def run_experiment(
             interrupted experiment resumes; ``None`` = in memory only.
         progress: tqdm bars while training.
         log: one-line progress messages (``None``: silent).
+        workers: how many runs train at once, each in its own process with as many torch
+            threads as this one. Every run seeds itself, so the results are the same for any
+            number of workers, and afterwards the random streams are where one worker would
+            have left them (see :func:`_run_all`).
     """
+    check_int(workers, "`workers`", minimum=1)
     prepared = _prepare(data, parses, config)
     scheme, vocab = config.scheme(), prepared.vocab
-    classifier = config.classifier_config(len(vocab))
-    extras = _variant_extras(config, prepared.parses)
-    runs, models = [], {}
-    for seed in config.seeds:
-        for variant in config.variants:
-            model = build_model(config, variant, len(vocab), seed)
-            run_dir = None if work_dir is None else _run_dir_name(config, variant, seed, prepared.data_note)
-            if log:
-                log(f"variant {variant}, seed {seed}: training on {len(prepared.train)} pairs")
-            record = _train_and_score(model, data, prepared, config.train_config(seed), extras[variant],
-                                      RunPlace(variant, seed, run_dir, work_dir, device, progress),
-                                      _model_spec(config, classifier, variant))
-            runs.append(record)
-            models[(variant, seed)] = model
-            if log:
-                log(f"variant {variant}, seed {seed}: dev {record.dev_accuracy:.4f}, test {record.test_accuracy:.4f}")
+    shared = _Shared(config, data, prepared, work_dir, device, progress)
+    jobs = [(variant, seed) for seed in config.seeds for variant in config.variants]
+    if log:
+        log(f"{len(jobs)} runs of {len(prepared.train)} training pairs each"
+            + (f", {min(workers, len(jobs))} at a time" if workers > 1 else ""))
+    runs, tables = [], []
+    for record, table in _run_all(shared, jobs, workers):
+        runs.append(record)
+        tables += [table] if table is not None else []
+        if log:
+            log(f"variant {record.variant}, seed {record.seed}: dev {record.dev_accuracy:.4f}, "
+                f"test {record.test_accuracy:.4f}")
     return ExperimentResult(
         config=config,
         data=DataSummary(data.source.origin, data.source.path.name, len(prepared.train), len(data.train),
@@ -250,7 +257,7 @@ def run_experiment(
         runs=runs,
         summary=summarise(runs),
         mcnemar=_paired_tests(runs, [ex.label for ex in data.test.examples]),
-        learned_bias=_learned_tables(models, {v: bucket_names(config, v) for v in config.variants}),
+        learned_bias=tables,
         test_labels=[ex.label for ex in data.test.examples],
     )
 
@@ -348,15 +355,73 @@ def _paired_tests(runs: Sequence[RunRecord], labels: Sequence[int]) -> list[Pair
     return out
 
 
-def _learned_tables(models: Mapping[tuple[str, int], SyntaxBiasedPairClassifier],
-                    names: Mapping[str, Sequence[str]]) -> list[LearnedTable]:
-    out = []
-    for (variant, seed), model in models.items():
-        if VARIANTS[variant].learned:
-            table = model.syntax_bias.bias_per_bucket().cpu()  # (tables, rows, buckets)
-            out.append(LearnedTable(variant, seed, list(names[variant]), table.tolist(),
-                                    table.mean(dim=(0, 1)).tolist()))
-    return out
+def _learned_table(model: SyntaxBiasedPairClassifier, variant: str, seed: int,
+                   names: Sequence[str]) -> LearnedTable | None:
+    """The trained table of a learned variant's run (``None`` for the others)."""
+    if not VARIANTS[variant].learned:
+        return None
+    table = model.syntax_bias.bias_per_bucket().cpu()  # (tables, rows, buckets)
+    return LearnedTable(variant, seed, list(names), table.tolist(), table.mean(dim=(0, 1)).tolist())
+
+
+@dataclass(frozen=True)
+class _Shared:
+    """What every run of one experiment reads; sent once to each worker process."""
+
+    config: ExperimentConfig
+    data: LcqmcData
+    prepared: _Prepared
+    work_dir: str | Path | None
+    device: str
+    progress: bool
+
+
+def _run_one(shared: _Shared, extras: Mapping[str, ExtrasFn | None], variant: str,
+             seed: int) -> tuple[RunRecord, LearnedTable | None]:
+    """Build, train and score one variant with one seed."""
+    config, prepared = shared.config, shared.prepared
+    model = build_model(config, variant, len(prepared.vocab), seed)
+    run_dir = None if shared.work_dir is None else _run_dir_name(config, variant, seed, prepared.data_note)
+    record = _train_and_score(model, shared.data, prepared, config.train_config(seed), extras[variant],
+                              RunPlace(variant, seed, run_dir, shared.work_dir, shared.device, shared.progress),
+                              _model_spec(config, config.classifier_config(len(prepared.vocab)), variant))
+    return record, _learned_table(model, variant, seed, bucket_names(config, variant))
+
+
+_WORKER: dict = {}  # a worker process's _Shared and extras, set once by _start_worker
+
+
+def _start_worker(shared: _Shared, threads: int) -> None:
+    torch.set_num_threads(threads)
+    _WORKER.update(shared=shared, extras=_variant_extras(shared.config, shared.prepared.parses))
+
+
+def _worker_run(job: tuple[str, int]) -> tuple[RunRecord, LearnedTable | None, tuple]:
+    record, table = _run_one(_WORKER["shared"], _WORKER["extras"], *job)
+    return record, table, random_states()
+
+
+def _run_all(shared: _Shared, jobs: Sequence[tuple[str, int]], workers: int):
+    """Yield ``(record, table)`` for each ``(variant, seed)`` of ``jobs``, in their order.
+
+    With ``workers > 1`` the runs train in that many fresh processes (spawned, so each
+    imports torch under this process's environment, numeric mode included). A run's result
+    depends only on its seed, since :func:`build_model` and the trainer seed every stream; the
+    parent's streams are then set to where the last run left its worker's, which is where they
+    would be after running the jobs here one by one.
+    """
+    if workers == 1 or len(jobs) == 1:
+        extras = _variant_extras(shared.config, shared.prepared.parses)
+        for variant, seed in jobs:
+            yield _run_one(shared, extras, variant, seed)
+        return
+    context = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(min(workers, len(jobs)), mp_context=context, initializer=_start_worker,
+                             initargs=(shared, torch.get_num_threads())) as pool:
+        states = None
+        for record, table, states in pool.map(_worker_run, jobs):
+            yield record, table
+    restore_random_states(states)
 
 
 def load_trained(run_dir: str | Path) -> tuple[SyntaxBiasedPairClassifier, Vocabulary]:
