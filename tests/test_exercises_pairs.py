@@ -124,3 +124,75 @@ def test_jaccard_prediction_exercise(capsys):
 
 def _not_done():
     raise NotImplementedError()
+
+
+def _small_dev_measurement(source: str = "dev", read: str = "test", pairs: int = 50, draws: int = 500):
+    """A learner's measurement for exercise 06-5, written apart from the checker: (mean, sd) of the readings."""
+    import random
+    import statistics
+
+    from lessons_lib.exercises.pairs import course_sample
+    from lessons_lib.pairs.baselines import char_overlap, tune_jaccard_rule
+
+    sample = course_sample()
+    tuned_on = sample.dev.examples if source == "dev" else sample.test.examples
+    read_on = [(char_overlap(e.text_a, e.text_b), e.label)
+               for e in (sample.test.examples if read == "test" else sample.dev.examples)]
+    rng = random.Random(11)
+    readings = []
+    for _ in range(draws):
+        threshold = tune_jaccard_rule(rng.sample(tuned_on, pairs)).threshold
+        readings.append(sum((overlap > threshold) == bool(label) for overlap, label in read_on) / len(read_on))
+    return statistics.mean(readings), statistics.stdev(readings)
+
+
+def test_small_dev_draws_read_each_threshold_as_the_rule_does():
+    import random
+
+    from lessons_lib.errors import CourseInputError
+    from lessons_lib.exercises.pairs import _accuracy_reader, course_sample, small_dev_rule_draws
+    from lessons_lib.pairs.baselines import JaccardRule, accuracy, char_overlap, tune_jaccard_rule
+
+    sample = course_sample()
+    test = sample.test.examples
+    reader = _accuracy_reader(test)
+    overlaps = sorted({char_overlap(e.text_a, e.text_b) for e in test})
+    for threshold in [-1.0, 0.0, 1.0] + overlaps[::40]:  # pair overlaps themselves: the ">" decides ties
+        assert reader(threshold) == accuracy(JaccardRule(threshold).predict(test), test)
+    draws = small_dev_rule_draws(sample.dev.examples, test, random.Random(3), pairs=30, draws=20)
+    assert len(draws.test) == len(draws.own_subset) == len(draws.whole_dev) == len(draws.tuned_on_test) == 20
+    assert draws.full_dev_rule == tune_jaccard_rule(sample.dev.examples)
+    assert draws.full_dev == accuracy(draws.full_dev_rule.predict(test), test)
+    assert draws == small_dev_rule_draws(sample.dev.examples, test, random.Random(3), pairs=30, draws=20)
+    for bad in (dict(pairs=0), dict(pairs=len(test) + 1), dict(draws=0)):
+        with pytest.raises(CourseInputError):
+            small_dev_rule_draws(sample.dev.examples, test, random.Random(3), **bad)
+
+
+def test_small_dev_rule_exercise_accepts_a_measurement_and_names_the_mistakes(capsys):
+    from lessons_lib.exercises.pairs import check_small_dev_rule_accuracy
+
+    right = _small_dev_measurement()
+    for seed in (None, 4):
+        check_small_dev_rule_accuracy(lambda: right, seed=seed)
+    out = capsys.readouterr().out
+    assert out.count("✅ 练习 06-5") == 2 and "5%–95% 分位数" in out and "测试准确率 0.6825" in out
+    tuned_on_test = _small_dev_measurement(source="test")
+    read_on_dev = _small_dev_measurement(read="dev")
+    larger_subsets = _small_dev_measurement(pairs=200)
+    wrong = [
+        (tuned_on_test, "在测试集的子集上选了阈值"),
+        (read_on_dev, "在整个验证集上读了准确率"),
+        (larger_subsets, "子集是否比 50 对大"),
+        ((right[0], 0.0), "标准差是 0"),
+        ((right[0] * 100, right[1]), "百分数"),
+        ((right[0], right[1] ** 2), "方差"),
+        ((right[0], right[1] * 2), "标准差偏大"),
+        ((str(right[0]), right[1]), "平均值 应当是一个数"),
+        (right[0], "应当返回两个数"),
+    ]
+    for answer, message in wrong:
+        with pytest.raises(ExerciseCheckError, match=message):
+            check_small_dev_rule_accuracy(lambda answer=answer: answer)
+    with pytest.raises(ExerciseNotDone, match="还没有完成"):
+        check_small_dev_rule_accuracy(_not_done)

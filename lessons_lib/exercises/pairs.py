@@ -1,4 +1,5 @@
-"""Checkers for the sentence-pair exercises: segment ids, truncation, F1, reading the overlap rule.
+"""Checkers for the sentence-pair exercises: segment ids, truncation, F1, reading the overlap rule,
+and how much the rule's threshold depends on the size of the dev split.
 
 Each checker runs the learner's function on fixed inputs (with ``seed``: fresh random
 cases of the same kind), compares with the package's own
@@ -8,14 +9,21 @@ mistakes in words, never printing the expected values.
 
 from __future__ import annotations
 
+import math
+import statistics
+from bisect import bisect_right
+from dataclasses import dataclass
+from functools import lru_cache
+from random import Random
 from typing import Callable, Sequence
 
 import torch
 
-from lessons_lib.exercises import (ExerciseCheckError, KnownMistake, call_learner, check_random, compare_choice, compare_tensor,
-                                   passed)
-from lessons_lib.pairs.baselines import JaccardRule, char_overlap, tune_jaccard_rule
-from lessons_lib.pairs.data import PairExample
+from lessons_lib.exercises import (ExerciseCheckError, KnownMistake, call_learner, check_random, compare_choice,
+                                   compare_number, compare_tensor, passed)
+from lessons_lib.pairs.baselines import JaccardRule, accuracy, char_overlap, tune_jaccard_rule
+from lessons_lib.pairs.data import LcqmcData, PairExample
+from lessons_lib.validation import check_int
 from lessons_lib.pairs.encoding import truncate_pair
 from lessons_lib.pairs.metrics import metrics_from_logits
 
@@ -173,12 +181,17 @@ def _as_answers(exercise: str, answers: object, name: str, kind: type) -> list:
     return values
 
 
-def sample_jaccard_rule() -> JaccardRule:
-    """The character-overlap rule tuned on the dev split of the course's sample (not ``$LCQMC_DIR``)."""
+def course_sample() -> LcqmcData:
+    """The course's shipped sample, whatever ``$LCQMC_DIR`` says: the data exercises 06-3 and 06-5 are checked on."""
     from lessons_lib.pairs.data import load_lcqmc
     from lessons_lib.paths import LCQMC_SAMPLE_DIR
 
-    return tune_jaccard_rule(load_lcqmc(LCQMC_SAMPLE_DIR).dev.examples)
+    return load_lcqmc(LCQMC_SAMPLE_DIR)
+
+
+def sample_jaccard_rule() -> JaccardRule:
+    """The character-overlap rule tuned on the dev split of the course's sample (not ``$LCQMC_DIR``)."""
+    return tune_jaccard_rule(course_sample().dev.examples)
 
 
 def check_jaccard_predictions(answers: Callable[[], tuple[dict, dict, str]], *, seed: int | None = None,
@@ -212,3 +225,189 @@ def check_jaccard_predictions(answers: Callable[[], tuple[dict, dict, str]], *, 
                 f"{exercise}: 第 {number} 对“规则是否判对”不对：把规则的判断和真实标签 {pair.label} 比一比。")
     compare_choice(exercise, failure_kind, JACCARD_FAILURE_CHOICES, "A", _FAILURE_EXPLANATIONS)
     passed(exercise)
+
+
+SMALL_DEV_PAIRS = 50
+"""Exercise 06-5 tunes the overlap rule on random dev subsets of this many pairs."""
+SMALL_DEV_MIN_DRAWS = 500
+"""Exercise 06-5 asks for at least this many subsets; the checker's tolerance assumes it."""
+SMALL_DEV_CHECK_DRAWS = 1000
+"""How many subsets the checker of exercise 06-5 draws itself."""
+_SMALL_DEV_SEED = 2027  # the checker's draws in the lesson; another seed than a learner would pick first
+_STANDARD_ERRORS = 4    # an honest number lies beyond 4 standard errors about once in 16,000 checks
+
+
+def _accuracy_reader(examples: Sequence[PairExample]) -> Callable[[float], float]:
+    """``accuracy_at(t)``: the share of ``examples`` that the rule ``J > t`` gets right.
+
+    The overlaps are computed once and sorted per label, so each threshold costs two binary
+    searches instead of a pass over the pairs: the rule is right on a label-1 pair above ``t``
+    and on a label-0 pair at or below it (the ``>`` of :class:`JaccardRule`).
+    """
+    positives = sorted(char_overlap(e.text_a, e.text_b) for e in examples if e.label == 1)
+    negatives = sorted(char_overlap(e.text_a, e.text_b) for e in examples if e.label == 0)
+
+    def accuracy_at(threshold: float) -> float:
+        right = len(positives) - bisect_right(positives, threshold) + bisect_right(negatives, threshold)
+        return right / len(examples)
+
+    return accuracy_at
+
+
+@dataclass(frozen=True)
+class SmallDevDraws:
+    """Exercise 06-5's resampling of the overlap rule; each tuple has one entry per random subset, in draw order.
+
+    Attributes:
+        dev_pairs, test_pairs: the sizes of the two splits.
+        full_dev_rule: the rule tuned on the whole dev split.
+        full_dev: its test accuracy.
+        test: test accuracy of the rule tuned on each dev subset (what the exercise measures).
+        own_subset: that rule's accuracy on the subset it was tuned on.
+        whole_dev: that rule's accuracy on the whole dev split.
+        tuned_on_test: test accuracy of a rule tuned on a random test subset of the same size.
+    """
+
+    dev_pairs: int
+    test_pairs: int
+    full_dev_rule: JaccardRule
+    full_dev: float
+    test: tuple[float, ...]
+    own_subset: tuple[float, ...]
+    whole_dev: tuple[float, ...]
+    tuned_on_test: tuple[float, ...]
+
+
+def small_dev_rule_draws(dev: Sequence[PairExample], test: Sequence[PairExample], rng: Random, *,
+                         pairs: int = SMALL_DEV_PAIRS, draws: int = SMALL_DEV_CHECK_DRAWS) -> SmallDevDraws:
+    """Tune :func:`tune_jaccard_rule` on ``draws`` random subsets of ``pairs`` dev pairs and read each rule.
+
+    Each subset is drawn without replacement (``rng.sample``); the subsets are independent of
+    one another. The mistaken readings (on the subset itself, on the whole dev split, a rule
+    tuned on test) come from the same loop, so that the checker can name them.
+
+    Raises:
+        CourseInputError: ``pairs`` larger than either split, or not a positive int; ``draws`` not a positive int.
+    """
+    check_int(pairs, "pairs", maximum=min(len(dev), len(test)))
+    check_int(draws, "draws")
+    dev, test = list(dev), list(test)
+    on_test, on_dev = _accuracy_reader(test), _accuracy_reader(dev)
+    readings: dict[str, list[float]] = {"test": [], "own_subset": [], "whole_dev": [], "tuned_on_test": []}
+    for _ in range(draws):
+        subset = rng.sample(dev, pairs)
+        rule = tune_jaccard_rule(subset)
+        readings["test"].append(on_test(rule.threshold))
+        readings["own_subset"].append(accuracy(rule.predict(subset), subset))
+        readings["whole_dev"].append(on_dev(rule.threshold))
+        readings["tuned_on_test"].append(on_test(tune_jaccard_rule(rng.sample(test, pairs)).threshold))
+    full_dev_rule = tune_jaccard_rule(dev)
+    return SmallDevDraws(len(dev), len(test), full_dev_rule, on_test(full_dev_rule.threshold),
+                         **{name: tuple(values) for name, values in readings.items()})
+
+
+@lru_cache(maxsize=8)
+def _sample_draws(seed: int) -> SmallDevDraws:
+    """The checker's draws on the course's sample; kept, since a grader or a test checks many answers on one seed."""
+    data = course_sample()
+    return small_dev_rule_draws(data.dev.examples, data.test.examples, check_random(seed))
+
+
+def _standard_errors(values: Sequence[float], draws: int) -> tuple[float, float]:
+    """Standard errors of a mean and of a standard deviation over ``draws`` draws, from the spread of ``values``.
+
+    The mean's is ``s / √n``; the standard deviation's the large-sample ``√((m₄ − s⁴) / (4 s² n))``
+    (``m₄`` the fourth central moment), which does not assume normal draws.
+    """
+    mean, s = statistics.fmean(values), statistics.pstdev(values)
+    if s == 0:
+        return 0.0, 0.0
+    m4 = statistics.fmean((v - mean) ** 4 for v in values)
+    return s / math.sqrt(draws), math.sqrt(max(m4 - s ** 4, 0.0) / draws) / (2 * s)
+
+
+def _is_number(value: object) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _learner_pair(exercise: str, got: object) -> tuple[object, object]:
+    if not (isinstance(got, (tuple, list)) and len(got) == 2):
+        raise ExerciseCheckError(f"{exercise}: 应当返回两个数 (mean, sd)：测试准确率的平均值和标准差。"
+                                 f"你返回的是 {type(got).__name__}")
+    return got[0], got[1]
+
+
+def _mean_hint(got: object, measured: SmallDevDraws, tolerance: float) -> str | None:
+    """What a wrong mean matches (within ``tolerance``) among the known mistakes, or ``None``.
+
+    A mistake is named only when its own value lies at least two tolerances from the right
+    one, so that their bands cannot overlap; when two mistakes give close values (reading on
+    the subset itself and tuning on test do, on the sample), both are named.
+    """
+    if not _is_number(got):
+        return None
+    right = statistics.fmean(measured.test)
+    if 1 < got <= 100 and abs(got / 100 - right) <= tolerance:
+        return "这像是百分数：请返回 0 到 1 之间的准确率。"
+    mistakes = (
+        (statistics.fmean(measured.own_subset), f"在选阈值的那 {SMALL_DEV_PAIRS} 对上读了准确率（要在整个测试集上读）"),
+        (statistics.fmean(measured.tuned_on_test), "在测试集的子集上选了阈值（阈值只能在验证集的子集上选）"),
+        (statistics.fmean(measured.whole_dev), "在整个验证集上读了准确率（要在测试集上读）"),
+    )
+    matched = [what for wrong, what in mistakes if abs(wrong - right) >= 2 * tolerance and abs(got - wrong) <= tolerance]
+    return f"这与下面的做法得到的平均值相符：{'；或者'.join(matched)}。" if matched else None
+
+
+def check_small_dev_rule_accuracy(fn: Callable[[], tuple[float, float]], *, seed: int | None = None) -> None:
+    """Exercise 06-5: ``fn()`` → ``(mean, sd)`` of the test accuracy of the overlap rule tuned on 50 random dev pairs.
+
+    Always on the course's sample (:func:`course_sample`, as exercise 06-3). The checker draws
+    :data:`SMALL_DEV_CHECK_DRAWS` subsets of its own (``seed``: the grader's; ``None``: the
+    lesson's) and accepts each number within 4 standard errors of the difference of two
+    independent measurements, the learner's (at least :data:`SMALL_DEV_MIN_DRAWS` draws) and its
+    own: ``4·√(SE₅₀₀² + SE₁₀₀₀²)``, the standard errors estimated from the checker's draws
+    (:func:`_standard_errors`). On the sample (a spread of about 0.055 over the draws) that is
+    about ±0.012 for the mean and ±0.009 for the standard deviation.
+
+    Not told apart: subsets drawn with replacement (50 of 1,200 pairs repeat about one pair per
+    subset, which moves neither number measurably), and, for the mean alone, the full-dev
+    rule's test accuracy (on the sample the mean lands close to it; the standard deviation
+    does not).
+    """
+    exercise = "练习 06-5 只用 50 对验证数据选阈值"
+    got_mean, got_sd = _learner_pair(exercise, call_learner(exercise, fn))
+    measured = _sample_draws(_SMALL_DEV_SEED if seed is None else seed)
+    mean, sd = statistics.fmean(measured.test), statistics.stdev(measured.test)
+    # The difference of two independent measurements: the learner's (at least SMALL_DEV_MIN_DRAWS) and the checker's.
+    learner, checker = (_standard_errors(measured.test, n) for n in (SMALL_DEV_MIN_DRAWS, len(measured.test)))
+    tol_mean, tol_sd = (_STANDARD_ERRORS * math.hypot(a, b) for a, b in zip(learner, checker))
+    hint = _mean_hint(got_mean, measured, tol_mean)
+    compare_number(exercise, got_mean, mean, rel_tol=tol_mean / mean, what="测试准确率的平均值",
+                   too_low=hint or f"平均值偏低：每个子集是否是 {SMALL_DEV_PAIRS} 对？子集越小，选出的阈值越差。",
+                   too_high=hint or "平均值偏高：阈值是否只在验证集的子集上选、准确率是否在整个测试集上读？"
+                                    f"子集是否比 {SMALL_DEV_PAIRS} 对大？")
+    if _is_number(got_sd) and got_sd == 0:
+        raise ExerciseCheckError(f"{exercise}: 标准差是 0：每次读到的准确率都一样。是否每次都用了同一个子集"
+                                 "（在循环里重设了随机种子），或者每次都在整个验证集上选阈值？")
+    variance = _is_number(got_sd) and abs(got_sd - sd ** 2) <= tol_sd
+    compare_number(exercise, got_sd, sd, rel_tol=tol_sd / sd, what="测试准确率的标准差",
+                   too_low="这像是方差：标准差是方差的平方根。" if variance else
+                           f"标准差偏小：子集是否比 {SMALL_DEV_PAIRS} 对大，或者各次抽到的子集并不独立？",
+                   too_high=f"标准差偏大：子集是否比 {SMALL_DEV_PAIRS} 对小？")
+    passed(exercise, _small_dev_reading(measured))
+
+
+def _small_dev_reading(measured: SmallDevDraws) -> str:
+    """What exercise 06-5's measurement shows, in the checker's words after a pass."""
+    mean, sd = statistics.fmean(measured.test), statistics.stdev(measured.test)
+    low, high = (statistics.quantiles(measured.test, n=20)[i] for i in (0, -1))
+    # A test accuracy read on this many pairs has a binomial standard error of its own, whatever the threshold.
+    test_se = math.sqrt(measured.full_dev * (1 - measured.full_dev) / measured.test_pairs)
+    return (f"整个验证集（{measured.dev_pairs:,} 对）选出的阈值 t = {measured.full_dev_rule.threshold:.4f}，"
+            f"测试准确率 {measured.full_dev:.4f}。检查器抽了 {len(measured.test):,} 个 {SMALL_DEV_PAIRS} 对的验证子集"
+            f"（你至少 {SMALL_DEV_MIN_DRAWS} 个）：各自选出的阈值在测试集上平均 {mean:.4f}、标准差 {sd:.4f}，"
+            f"5%–95% 分位数 {low:.4f}–{high:.4f}，最低 {min(measured.test):.4f}。"
+            f"测试集本身的抽样误差（{measured.test_pairs:,} 对上准确率的标准误）约为 {test_se:.4f}，"
+            f"阈值选在 {SMALL_DEV_PAIRS} 对上带来的波动是它的 {sd / test_se:.1f} 倍。平均值与整个验证集的结果相差 "
+            f"{mean - measured.full_dev:+.4f}，但那是许多次选择的平均：只凭一小份验证集选出的一个阈值，"
+            "读到的测试准确率在很宽的范围里摆动。")
