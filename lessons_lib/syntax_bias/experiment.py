@@ -230,7 +230,9 @@ def run_experiment(
         workers: how many runs train at once, each in its own process with as many torch
             threads as this one. Every run seeds itself, so the results are the same for any
             number of workers, and afterwards the random streams are where one worker would
-            have left them (see :func:`_run_all`).
+            have left them (see :func:`_run_all`). The workers are spawned, so a script that
+            asks for more than one must guard its top level with ``if __name__ == "__main__":``
+            (a notebook and the command line need nothing).
     """
     check_int(workers, "`workers`", minimum=1)
     prepared = _prepare(data, parses, config)
