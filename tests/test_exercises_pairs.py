@@ -127,7 +127,7 @@ def _not_done():
 
 
 def _small_dev_measurement(source: str = "dev", read: str = "test", pairs: int = 50, draws: int = 500):
-    """A learner's measurement for exercise 06-5, written apart from the checker: (mean, sd) of the readings."""
+    """A learner's measurement for exercise 06-4, written apart from the checker: (mean, sd) of the readings."""
     import random
     import statistics
 
@@ -176,7 +176,7 @@ def test_small_dev_rule_exercise_accepts_a_measurement_and_names_the_mistakes(ca
     for seed in (None, 4):
         check_small_dev_rule_accuracy(lambda: right, seed=seed)
     out = capsys.readouterr().out
-    assert out.count("✅ 练习 06-5") == 2 and "5%–95% 分位数" in out and "测试准确率 0.6825" in out
+    assert out.count("✅ 练习 06-4") == 2 and "5%–95% 分位数" in out and "测试准确率 0.6825" in out
     tuned_on_test = _small_dev_measurement(source="test")
     read_on_dev = _small_dev_measurement(read="dev")
     larger_subsets = _small_dev_measurement(pairs=200)

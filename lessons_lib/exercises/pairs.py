@@ -118,8 +118,8 @@ def _f1_cases(seed: int | None) -> Sequence[tuple[list[int], list[int]]]:
 
 
 def check_f1(fn: Callable[[list[int], list[int]], float], *, seed: int | None = None) -> None:
-    """Exercise 06-4: ``fn(predictions, labels)`` is the F1 score of label 1."""
-    exercise = "练习 06-4 F1 分数"
+    """Exercise 06-5: ``fn(predictions, labels)`` is the F1 score of label 1."""
+    exercise = "练习 06-5 F1 分数"
     for predictions, labels in _f1_cases(seed):
         got = call_learner(exercise, fn, list(predictions), list(labels))
         try:
@@ -182,7 +182,7 @@ def _as_answers(exercise: str, answers: object, name: str, kind: type) -> list:
 
 
 def course_sample() -> LcqmcData:
-    """The course's shipped sample, whatever ``$LCQMC_DIR`` says: the data exercises 06-3 and 06-5 are checked on."""
+    """The course's shipped sample, whatever ``$LCQMC_DIR`` says: the data exercises 06-3 and 06-4 are checked on."""
     from lessons_lib.pairs.data import load_lcqmc
     from lessons_lib.paths import LCQMC_SAMPLE_DIR
 
@@ -228,11 +228,11 @@ def check_jaccard_predictions(answers: Callable[[], tuple[dict, dict, str]], *, 
 
 
 SMALL_DEV_PAIRS = 50
-"""Exercise 06-5 tunes the overlap rule on random dev subsets of this many pairs."""
+"""Exercise 06-4 tunes the overlap rule on random dev subsets of this many pairs."""
 SMALL_DEV_MIN_DRAWS = 500
-"""Exercise 06-5 asks for at least this many subsets; the checker's tolerance assumes it."""
+"""Exercise 06-4 asks for at least this many subsets; the checker's tolerance assumes it."""
 SMALL_DEV_CHECK_DRAWS = 1000
-"""How many subsets the checker of exercise 06-5 draws itself."""
+"""How many subsets the checker of exercise 06-4 draws itself."""
 _SMALL_DEV_SEED = 2027  # the checker's draws in the lesson; another seed than a learner would pick first
 _STANDARD_ERRORS = 4    # an honest number lies beyond 4 standard errors about once in 16,000 checks
 
@@ -256,7 +256,7 @@ def _accuracy_reader(examples: Sequence[PairExample]) -> Callable[[float], float
 
 @dataclass(frozen=True)
 class SmallDevDraws:
-    """Exercise 06-5's resampling of the overlap rule; each tuple has one entry per random subset, in draw order.
+    """Exercise 06-4's resampling of the overlap rule; each tuple has one entry per random subset, in draw order.
 
     Attributes:
         dev_pairs, test_pairs: the sizes of the two splits.
@@ -359,7 +359,7 @@ def _mean_hint(got: object, measured: SmallDevDraws, tolerance: float) -> str | 
 
 
 def check_small_dev_rule_accuracy(fn: Callable[[], tuple[float, float]], *, seed: int | None = None) -> None:
-    """Exercise 06-5: ``fn()`` → ``(mean, sd)`` of the test accuracy of the overlap rule tuned on 50 random dev pairs.
+    """Exercise 06-4: ``fn()`` → ``(mean, sd)`` of the test accuracy of the overlap rule tuned on 50 random dev pairs.
 
     Always on the course's sample (:func:`course_sample`, as exercise 06-3). The checker draws
     :data:`SMALL_DEV_CHECK_DRAWS` subsets of its own (``seed``: the grader's; ``None``: the
@@ -374,7 +374,7 @@ def check_small_dev_rule_accuracy(fn: Callable[[], tuple[float, float]], *, seed
     rule's test accuracy (on the sample the mean lands close to it; the standard deviation
     does not).
     """
-    exercise = "练习 06-5 只用 50 对验证数据选阈值"
+    exercise = "练习 06-4 只用 50 对验证数据选阈值"
     got_mean, got_sd = _learner_pair(exercise, call_learner(exercise, fn))
     measured = _sample_draws(_SMALL_DEV_SEED if seed is None else seed)
     mean, sd = statistics.fmean(measured.test), statistics.stdev(measured.test)
@@ -398,7 +398,7 @@ def check_small_dev_rule_accuracy(fn: Callable[[], tuple[float, float]], *, seed
 
 
 def _small_dev_reading(measured: SmallDevDraws) -> str:
-    """What exercise 06-5's measurement shows, in the checker's words after a pass."""
+    """What exercise 06-4's measurement shows, in the checker's words after a pass."""
     mean, sd = statistics.fmean(measured.test), statistics.stdev(measured.test)
     low, high = (statistics.quantiles(measured.test, n=20)[i] for i in (0, -1))
     # A test accuracy read on this many pairs has a binomial standard error of its own, whatever the threshold.
