@@ -215,18 +215,18 @@ _WHY_IT_BROKE = {
 
 
 def _control_config(change: Mapping[str, Any], seed: int) -> ExperimentConfig:
-    """Lesson 08's control run of the learned bias with ``change`` (one setting → its value) applied."""
-    (name, value), = change.items()
+    """Lesson 08's control run of the learned bias with ``change`` (settings → values; ``{}``: none) applied."""
     bias = {"bias_lr_multiplier": CONTROL_MULTIPLIER}
     model, train, scheme = {}, {}, {}
-    if name in _BIAS_SETTINGS:
-        bias[name] = value
-    elif name in _SCHEME_SETTINGS:
-        scheme[name] = value
-    elif name in MODEL_OPTIONS:
-        model[name] = value
-    else:
-        train[name] = value
+    for name, value in change.items():
+        if name in _BIAS_SETTINGS:
+            bias[name] = value
+        elif name in _SCHEME_SETTINGS:
+            scheme[name] = value
+        elif name in MODEL_OPTIONS:
+            model[name] = value
+        else:
+            train[name] = value
     return ExperimentConfig(variants=["learned"], seeds=[seed], preset="control", model=model, train=train,
                             bias_options=bias, **scheme)
 
@@ -256,11 +256,7 @@ def control_accuracy_with(change: Mapping[str, Any], seed: int = 0) -> float:
         CourseInputError: the setting or its value is refused by the run's configuration.
     """
     task = make_attachment_control(n_train=1500)
-    if change:
-        config = _control_config(change, seed)
-    else:
-        config = ExperimentConfig(variants=["learned"], seeds=[seed], preset="control", model={},
-                                  bias_options={"bias_lr_multiplier": CONTROL_MULTIPLIER})
+    config = _control_config(change, seed)
     with torch.random.fork_rng():  # the check must not move the lesson's random stream
         result = run_experiment(task.as_data(), task.parses, config, device="cpu", progress=False, log=None)
     return result.runs[0].test_accuracy
