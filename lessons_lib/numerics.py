@@ -2,15 +2,19 @@
 
 The same seed does not give the same digits everywhere: torch picks its own vectorised
 kernels (softmax, layer norm, the element-wise operations) by what the CPU offers —
-``ATEN_CPU_CAPABILITY`` ``avx512``, ``avx2`` or ``default`` — and Intel's MKL picks its
-matrix-multiply code the same way. Each sums floats in another order, the last bits differ,
-and a few hundred training steps later a prediction or a whole run can differ (CONTRIBUTING.md
-gives the measurements).
+``ATEN_CPU_CAPABILITY`` ``avx512``, ``avx2`` or ``default`` — and Intel's MKL (matrix
+products, vector math) and oneDNN (convolutions) pick their code the same way. Each sums
+floats in another order, the last bits differ, and a few hundred training steps later a
+prediction or a whole run can differ (CONTRIBUTING.md gives the measurements).
 
-:func:`pin_numerics`, called in a lesson's first cell before torch is imported, fixes both
-choices: torch's portable kernels (``ATEN_CPU_CAPABILITY=default``) and MKL's conditional
-numerical reproducibility (``MKL_CBWR=COMPATIBLE``), with one thread. What that promises and
-what it does not (ARM laptops, other torch builds) is in CONTRIBUTING.md, "Digits that travel".
+:func:`pin_numerics`, called in a lesson's first cell before torch is imported, fixes these
+choices: torch's portable kernels (``ATEN_CPU_CAPABILITY=default``), MKL's conditional
+numerical reproducibility (``MKL_CBWR=COMPATIBLE``), oneDNN's convolutions held to SSE4.1, and
+one thread. Two kernels depend on the CPU even then, so the course does not use them: ``F.gelu``
+(see :func:`lessons_lib.transformer.encoder.gelu`) and the default path of Adam/AdamW (the
+course builds them with ``fused=True``). What that promises and what it does not (ARM laptops,
+other torch builds) is in CONTRIBUTING.md, "Digits that travel"; ``tests/test_numerics.py``
+checks it on emulated CPUs.
 No torch here: the module must load before torch does.
 """
 
@@ -25,6 +29,8 @@ __all__ = ["NUMERIC_MODE", "pin_numerics", "numerics_pinned"]
 NUMERIC_MODE = {
     "ATEN_CPU_CAPABILITY": "default",
     "MKL_CBWR": "COMPATIBLE",
+    # oneDNN (convolutions) picks its kernels by the CPU's vector units too; SSE4.1 is on every x86-64 CPU in use
+    "ONEDNN_MAX_CPU_ISA": "SSE41",
     "OMP_NUM_THREADS": "1",
     "MKL_NUM_THREADS": "1",
 }

@@ -97,11 +97,12 @@ def parameter_groups(model: nn.Module, weight_decay: float, lr: float | None = N
 def build_optimizer(model: nn.Module, config: TrainConfig) -> torch.optim.AdamW:
     """AdamW over :func:`parameter_groups`.
 
-    ``foreach=True``: one multi-tensor update per group instead of a Python loop over the
-    parameters (torch's default on CPU) — half the optimiser's time per step, and the same
-    weights bit for bit (tested); not ``fused=True``, which rounds differently.
+    ``fused=True``: one kernel updates every parameter. Its square root is the kernel's own,
+    so the weights are the same bits on every x86-64 CPU in the course's numeric mode; the
+    default (``foreach``) path takes its square root from MKL's vector math, which is not
+    correctly rounded and whose last bit depends on the CPU's vector units (tested in ``tests/test_numerics.py``; CONTRIBUTING.md, "Digits that travel").
     """
-    return torch.optim.AdamW(parameter_groups(model, config.weight_decay, config.lr), lr=config.lr, foreach=True)
+    return torch.optim.AdamW(parameter_groups(model, config.weight_decay, config.lr), lr=config.lr, fused=True)
 
 
 def build_scheduler(optimizer: torch.optim.Optimizer, config: TrainConfig, total_steps: int) -> torch.optim.lr_scheduler.LambdaLR:

@@ -35,6 +35,7 @@ from torch.nn import functional as F
 
 from lessons_lib.errors import CourseInputError
 from lessons_lib.syntax.buckets import BucketScheme
+from lessons_lib.transformer.encoder import gelu
 from lessons_lib.validation import check_int, check_number
 
 __all__ = ["DistancePredictor", "predictor_loss", "bucket_confusion", "open_pairs", "offset_baseline_accuracy"]
@@ -97,7 +98,7 @@ class DistancePredictor(nn.Module):
         padding = ~key_mask[:, None, :]  # (B, 1, L)
         h = embeddings.transpose(1, 2)  # (B, D, L)
         for conv in self.context:  # padding is zeroed before every convolution, never after
-            h = F.gelu(conv(h.masked_fill(padding, 0.0)))
+            h = gelu(conv(h.masked_fill(padding, 0.0)))
         h = h.transpose(1, 2)  # (B, L, W)
         q = self.query(h).view(batch, length, self.n_classes, self.rank)
         k = self.key(h).view(batch, length, self.n_classes, self.rank)

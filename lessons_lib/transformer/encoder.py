@@ -33,9 +33,23 @@ __all__ = [
     "load_torch_encoder_layer_weights",
     "feed_forward_as_conv1d",
     "block_gradient_norms",
+    "gelu",
 ]
 
-_ACTIVATIONS = {"relu": F.relu, "gelu": F.gelu}
+_SQRT_HALF = 0.5 ** 0.5
+
+
+def gelu(x: torch.Tensor) -> torch.Tensor:
+    """The exact GELU, ``x · Φ(x) = x/2 · (1 + erf(x / √2))``, element-wise on any shape.
+
+    The same function as ``F.gelu`` (within a float's last bit), written with ``torch.erf``:
+    in the course's numeric mode ``F.gelu``'s kernel still gives other bits on CPUs with other
+    vector units, ``torch.erf``'s does not (CONTRIBUTING.md, "Digits that travel").
+    """
+    return 0.5 * x * (1.0 + torch.erf(x * _SQRT_HALF))
+
+
+_ACTIVATIONS = {"relu": F.relu, "gelu": gelu}
 assert set(_ACTIVATIONS) == set(ACTIVATIONS), "transformer.config.ACTIVATIONS and the functions here must agree"
 
 
