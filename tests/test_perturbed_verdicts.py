@@ -1,9 +1,9 @@
 """The trained lessons' conclusions hold under another draw of their randomness.
 
-Lessons 06, 08 and 09 train models and state what the runs show. Each such statement is
+Lessons 05, 06, 08 and 09 train models and state what the runs show. Each such statement is
 printed by its cell as a verdict (which model is better and whether the exact McNemar test
 says so, or which bucket of a learned table is largest) and asserted there, so the prose
-and the assertions say the same thing. Here each of the three lessons runs once more with
+and the assertions say the same thing. Here each of these lessons runs once more with
 other seeds — the perturbation a learner's own run is most likely to bring, and a larger one
 than a CPU's kernel choice — and must reach the end: an assertion that fails is a
 conclusion that hangs on one draw.
@@ -26,6 +26,7 @@ ROOT = Path(__file__).resolve().parents[1]
 # Other seeds for every seed parameter of the lesson (the `parameters` cell of each; in lesson 08
 # the noise seeds must be among the control seeds, whose noise-free runs they are compared with).
 PERTURBED = {
+    "05_encoder_block.ipynb": ["seed=1", "grad_seeds=[10, 11, 12, 13, 14, 15, 16, 17, 18, 19]", "train_seeds=[3, 4, 5]"],
     "06_lcqmc_pair_classification.ipynb": ["seed=1"],
     "08_syntax_biased_attention.ipynb": ["seed=1", "control_seeds=[5, 6, 7, 8, 9]", "seeds=[5, 6, 7, 8, 9]",
                                          "noise_seeds=[5, 6]"],

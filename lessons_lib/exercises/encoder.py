@@ -152,7 +152,7 @@ def post_ln_gradient_ratio(*, embedding_norm: bool, depth: int = GRADIENT_DEPTH,
 def check_post_ln_gradient_ratio(fn: Callable[[], float], *, seed: int | None = None) -> None:
     """Exercise 05-4: ``fn()`` → the learner's measured last/first gradient ratio (24 Post-LN blocks, no embedding LayerNorm).
 
-    The checker measures it again (3 model seeds: the lesson's 0, 1, 2, or ``seed`` and the
+    The checker measures it again (3 model seeds: 0, 1, 2 as the exercise says, or ``seed`` and the
     two after it for the grader) and accepts an answer within 15 %: the ratio moves by a few
     percent from one set of seeds to another.
     """
