@@ -62,7 +62,7 @@ def test_the_training_lessons_pin_the_mode_before_importing_torch():
 
 # --- The same bits on CPUs with other vector units --------------------------------------------
 # The lessons' digits must not depend on the CPU. qemu's user-mode emulator runs this Python on
-# an emulated CPU, so one machine can compare its own vector units (AVX-512 here in CI) with an
+# an emulated CPU, so one machine can compare its own vector units (whatever they are) with an
 # AVX2 CPU (Haswell) and an AVX-only one (Sandy Bridge): torch, MKL and oneDNN each choose their
 # kernels by what the emulated CPU reports.
 PROBE = Path(__file__).with_name("numerics_probe.py")

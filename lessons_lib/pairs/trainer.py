@@ -100,7 +100,8 @@ def build_optimizer(model: nn.Module, config: TrainConfig) -> torch.optim.AdamW:
     ``fused=True``: one kernel updates every parameter. Its square root is the kernel's own,
     so the weights are the same bits on every x86-64 CPU in the course's numeric mode; the
     default (``foreach``) path takes its square root from MKL's vector math, which is not
-    correctly rounded and whose last bit depends on the CPU's vector units (tested in ``tests/test_numerics.py``; CONTRIBUTING.md, "Digits that travel").
+    correctly rounded and whose last bit depends on the CPU's vector units (tested in
+    ``tests/test_numerics.py``; CONTRIBUTING.md, "Digits that travel").
     """
     return torch.optim.AdamW(parameter_groups(model, config.weight_decay, config.lr), lr=config.lr, fused=True)
 
