@@ -20,6 +20,22 @@ torch.set_num_threads(1)
 
 
 @pytest.fixture(scope="session")
+def executed_student_version():
+    """``run(path)``: the student version of a lesson, executed once per test run (errors allowed;
+    the parameters are ``lesson_runs.run_parameters``)."""
+    from lesson_runs import execute_student_version
+
+    done: dict = {}
+
+    def run(path):
+        if path not in done:
+            done[path] = execute_student_version(path)
+        return done[path]
+
+    return run
+
+
+@pytest.fixture(scope="session")
 def grading_isolation() -> str:
     """The isolation a grading test asks for: bubblewrap ("auto") where it works, else the plain
     process named explicitly (grading refuses to fall back by itself; the report says which)."""

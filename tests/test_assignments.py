@@ -25,9 +25,10 @@ from lessons_lib.course.assignments import (
 )
 from lessons_lib.course.grading import grade_submissions, graded_exercises, score_exercises
 from lessons_lib.errors import CourseInputError
-from lessons_lib.course.notebooks import KERNEL_NAME, inject_parameters, kernel_environment, notebook_parameters
+from lessons_lib.course.notebooks import notebook_parameters
 from lessons_lib.exercises import FAIL_MARK, NOT_DONE_MARK, PASS_MARK
 from lessons_lib.paths import NOTEBOOKS_DIR
+from lesson_runs import PERTURBED, STUDENT_RUN_PARAMETERS, execute_allowing_errors, one_worker
 
 LESSONS = sorted(NOTEBOOKS_DIR.glob("[0-9][0-9]_*.ipynb"))
 WITH_EXERCISES = [p for p in LESSONS if find_exercises(nbformat.read(p, as_version=4), p.name)]
@@ -130,50 +131,8 @@ def test_trusted_scoring_accepts_the_solutions_on_fresh_inputs_and_rejects_stubs
     assert not any(r.passed for r in results)
 
 
-def _execute_allowing_errors(nb, cwd):
-    from nbclient import NotebookClient
-
-    with kernel_environment():
-        NotebookClient(nb, timeout=900, kernel_name=KERNEL_NAME, allow_errors=True,
-                       resources={"metadata": {"path": str(cwd)}}).execute()
-    return nb
-
-
-# Smaller knobs for the student versions of the lessons that train, injected after their
-# parameters cell as papermill does: these runs check where a student version stops, not what
-# it measures, and nbval runs every committed lesson at its own values in the same test run.
-STUDENT_RUN_PARAMETERS = {
-    # One seed of the short training comparison: each of its assertions holds seed by seed.
-    "05_encoder_block.ipynb": dict(train_seeds=[0]),
-    # Model B keeps its 6 epochs (the lesson asserts it leaves the majority class, which takes 5);
-    # the from-scratch loop keeps two dev evaluations (every 50 steps); section 10 measures size
-    # and time only.
-    "06_lcqmc_pair_classification.ipynb": dict(scratch_steps=100, depth_epochs=0, depth_sample_size=400),
-    # The control keeps its pairs and the hand-written loop its 300 steps (both are asserted to
-    # learn the task); fewer seeds, and a smaller sample ablation, which asserts nothing.
-    "08_syntax_biased_attention.ipynb": dict(control_seeds=[0, 1], noise_seeds=[0], sample_size=200, epochs=1,
-                                             seeds=[0, 1]),
-    "09_syntax_without_a_parser.ipynb": dict(seeds=[0, 1], control_pairs=300, control_test=100, control_epochs=1,
-                                             sample_size=200, epochs=1),
-}
-
-
-@pytest.fixture(scope="session")
-def executed_student_version():
-    """``run(path)``: the student version of a lesson, executed once per test run (errors allowed)."""
-    done: dict = {}
-
-    def run(path):
-        if path not in done:
-            student = make_student_notebook(nbformat.read(path, as_version=4), path.name)
-            student = inject_parameters(student, STUDENT_RUN_PARAMETERS.get(path.name, {}), path.name)
-            done[path] = _execute_allowing_errors(student, path.parent)
-        return done[path]
-
-    return run
-
-
-@pytest.mark.parametrize("path", WITH_EXERCISES, ids=lambda p: p.name)
+@pytest.mark.parametrize("path", [pytest.param(p, marks=one_worker(p.name)) for p in WITH_EXERCISES],
+                         ids=lambda p: p.name)
 def test_student_version_stops_only_at_check_cells_saying_not_done(path, executed_student_version):
     solution = nbformat.read(path, as_version=4)
     exercises = find_exercises(solution, path.name)
@@ -190,7 +149,7 @@ def test_student_version_stops_only_at_check_cells_saying_not_done(path, execute
 
 
 def test_student_run_parameters_are_the_lessons_own():
-    for name, parameters in STUDENT_RUN_PARAMETERS.items():
+    for name, parameters in [*STUDENT_RUN_PARAMETERS.items(), *PERTURBED.items()]:
         known = notebook_parameters(nbformat.read(NOTEBOOKS_DIR / name, as_version=4))
         assert set(parameters) <= set(known), (name, sorted(set(parameters) - set(known)))
 
@@ -225,7 +184,7 @@ def _exercises_only(solution, name, wrong_first: bool) -> nbformat.NotebookNode:
 
 def test_a_wrong_answer_in_the_kernel_shows_the_explanation_without_a_traceback():
     solution = nbformat.read(FAST_LESSON, as_version=4)
-    student = _execute_allowing_errors(_exercises_only(solution, FAST_LESSON.name, wrong_first=True), FAST_LESSON.parent)
+    student = execute_allowing_errors(_exercises_only(solution, FAST_LESSON.name, wrong_first=True), FAST_LESSON.parent)
     assert not any(o.get("output_type") == "error" for o in student.cells[0].outputs), student.cells[0].outputs
     error = next(o for o in student.cells[2].outputs if o.get("output_type") == "error")
     shown = "\n".join(error["traceback"]).splitlines()
