@@ -134,17 +134,32 @@ def test_cli_execute_reports_a_failing_cell(tmp_path, capsys):
     assert nbformat.read(path, as_version=4).cells[2].outputs == []  # nothing written in place
 
 
-def _nbval(path: Path) -> subprocess.CompletedProcess:
+def _nbval(path: Path, workers: int = 0) -> subprocess.CompletedProcess:
     sanitiser = path.parent / "tests" / "nbval_sanitize.cfg"
     sanitiser.parent.mkdir(exist_ok=True)
     shutil.copy(REPO_ROOT / "tests" / "nbval_sanitize.cfg", sanitiser)
     return subprocess.run(
         # The project's own pytest settings (strict nbval + sanitiser), as the test command uses
-        # them, run from the notebook's folder (with the sanitiser at its relative path).
-        [sys.executable, "-m", "pytest", "-q", "-c", str(REPO_ROOT / "pyproject.toml"),
+        # them, run from the notebook's folder (with the sanitiser at its relative path); on
+        # ``workers`` xdist workers (0: in one process).
+        [sys.executable, "-m", "pytest", "-q", "-n", str(workers), "-c", str(REPO_ROOT / "pyproject.toml"),
          "--rootdir", str(path.parent), path.name],
         capture_output=True, text=True, cwd=path.parent, timeout=300,
     )
+
+
+def test_the_projects_conftest_keeps_a_notebooks_cells_on_one_xdist_worker(tmp_path):
+    # Each cell needs the one before it: cells sent to two kernels would fail with a NameError.
+    nb = new_notebook()
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nb.cells = [new_code_cell("x0 = 1")] + [new_code_cell(f"x{i} = x{i - 1} + 1") for i in range(1, 8)]
+    path = tmp_path / "chain.ipynb"
+    nbformat.write(nb, path)
+    execute_notebook(path)
+    shutil.copy(REPO_ROOT / "conftest.py", tmp_path / "conftest.py")
+    run = _nbval(path, workers=2)
+    assert run.returncode == 0, run.stdout[-2000:]
+    assert "8 passed" in run.stdout
 
 
 def test_nbval_strict_fails_on_a_perturbed_output(tmp_path):
