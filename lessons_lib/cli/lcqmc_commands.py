@@ -123,6 +123,7 @@ def _train_into(args: argparse.Namespace, data, out: Path, device, limit: int | 
             model_config=model_config.to_dict(), run_identity=identity,
             on_start=lambda: _record_skipped_lines(out, data, args.lenient),
             restart_hint="another --out, or start afresh (`lessons train --no-resume`)",
+            command=getattr(args, "command_line", None),
         )
     except KeyboardInterrupt:
         if not (out / CHECKPOINT_NAME).is_file():

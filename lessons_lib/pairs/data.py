@@ -45,6 +45,7 @@ __all__ = [
     "LCQMC_SHA256",
     "examples_sha256",
     "check_pairs_sha256",
+    "FINGERPRINT_DIGITS",
     "examples_fingerprint",
     "subsample",
     "distinct_sentences",
@@ -101,9 +102,12 @@ def examples_sha256(examples: Sequence[PairExample]) -> str:
     return digest.hexdigest()
 
 
+FINGERPRINT_DIGITS = 16
+
+
 def examples_fingerprint(examples: Sequence[PairExample]) -> str:
     """A short hash of the pairs (texts and labels, in order): equal fingerprints mean the same data."""
-    return examples_sha256(examples)[:16]
+    return examples_sha256(examples)[:FINGERPRINT_DIGITS]
 
 
 @dataclass

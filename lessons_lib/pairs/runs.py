@@ -7,7 +7,8 @@ see :mod:`lessons_lib.files`), its lock and which of its files may be removed. A
   the per-epoch history, the training and model configs, the vocabulary's fingerprint and
   the run's *identity* (below);
 - ``vocab.json`` — the vocabulary the weights were trained with;
-- ``metrics.json`` — the per-epoch metrics, readable without torch;
+- ``metrics.json`` — the per-epoch metrics, readable without torch, with the run's identity and
+  the command that ran it;
 - ``predictions.json`` — dev/test predictions and labels, each with the fingerprint of the
   pairs they were made on (written by ``lessons train`` when the run has finished);
 - ``skipped_lines.tsv`` — with ``--lenient``, every malformed line that was skipped;
@@ -57,6 +58,7 @@ __all__ = [
     "RUN_FILES",
     "TRAINER_FILES",
     "clear_run_folder",
+    "load_metrics",
     "refuse_foreign_files",
     "run_folder_lock",
     "save_metrics",
@@ -128,11 +130,41 @@ def clear_run_folder(directory: str | Path, names: Sequence[str] = RUN_FILES) ->
 
 
 def save_metrics(directory: str | Path, train_config: dict, model_config: Any, best_epoch: int,
-                 epochs: Sequence[dict]) -> Path:
-    """Write ``metrics.json`` (the per-epoch metrics, readable without torch) into the run folder."""
-    payload = {"train_config": train_config, "model_config": model_config, "best_dev_epoch": best_epoch,
+                 epochs: Sequence[dict], run_identity: Mapping[str, Any] | None = None,
+                 command: Sequence[str] | None = None) -> Path:
+    """Write ``metrics.json`` (the per-epoch metrics, readable without torch) into the run folder.
+
+    With the run's identity (the fingerprints of its pairs among it) and the command that ran it,
+    the file alone says what it measured: :func:`load_metrics` refuses it against other data.
+    """
+    payload = {"command": None if command is None else list(command), "run_identity": run_identity,
+               "train_config": train_config, "model_config": model_config, "best_dev_epoch": best_epoch,
                "epochs": list(epochs)}
     return record_written(Path(directory) / METRICS_NAME, json.dumps(payload, indent=2, ensure_ascii=False) + "\n")
+
+
+def load_metrics(path: str | Path, expected_sha256: Mapping[str, str] | None = None) -> dict:
+    """Read a ``metrics.json`` of :func:`save_metrics`.
+
+    Args:
+        expected_sha256: ``{"train": …, "dev": …, "test": …}`` (e.g. ``LCQMC_SHA256``): refuse, in
+            one line, a file whose run read other pairs. The file records each split's
+            :func:`~lessons_lib.pairs.data.examples_fingerprint`, the start of that SHA-256.
+    """
+    from lessons_lib.pairs.data import FINGERPRINT_DIGITS, check_pairs_sha256
+
+    path = Path(path)
+    try:
+        record = json.loads(path.read_text(encoding="utf-8"))
+        found = dict(record["run_identity"]["data"])
+        for epoch in record["epochs"]:
+            float(epoch["dev"]["accuracy"])
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError, ValueError) as error:
+        raise CourseInputError(f"{path}: not a metrics.json of a training run with its data's fingerprints "
+                               f"({type(error).__name__}: {error})") from None
+    if expected_sha256 is not None:
+        check_pairs_sha256(path, found, {split: sha[:FINGERPRINT_DIGITS] for split, sha in expected_sha256.items()})
+    return record
 
 
 def save_vocab(directory: str | Path, vocab: Vocabulary) -> Path:

@@ -192,8 +192,10 @@ class _Trainer:
 
     def __init__(self, model: nn.Module, vocab: Vocabulary, config: TrainConfig, device: torch.device,
                  steps_per_epoch: int, extras_fn: ExtrasFn | None, model_config: dict | None,
-                 run_identity: Mapping[str, Any] | None = None, restart_hint: str = DEFAULT_RESTART_HINT) -> None:
+                 run_identity: Mapping[str, Any] | None = None, restart_hint: str = DEFAULT_RESTART_HINT,
+                 command: Sequence[str] | None = None) -> None:
         self.model, self.vocab, self.config, self.device = model, vocab, config, device
+        self.command = command
         self.extras_fn, self.model_config = extras_fn, model_config
         self.steps_per_epoch, self.restart_hint = steps_per_epoch, restart_hint
         # The thread count is part of the identity: torch's CPU kernels sum in another order with
@@ -304,7 +306,8 @@ class _Trainer:
             "vocab_fingerprint": self.vocab.fingerprint(),
             "run_identity": self.identity,
         }, out_path / CHECKPOINT_NAME)
-        save_metrics(out_path, config, self.model_config, best_dev_epoch(self.history), [asdict(h) for h in self.history])
+        save_metrics(out_path, config, self.model_config, best_dev_epoch(self.history), [asdict(h) for h in self.history],
+                     self.identity, self.command)
 
 
 def _parameter_fingerprint(model: nn.Module) -> str:
@@ -362,6 +365,7 @@ def train_pair_classifier(
     on_start: Callable[[], None] | None = None,
     log: Callable[[str], None] | None = print,
     restart_hint: str = "",
+    command: Sequence[str] | None = None,
 ) -> TrainResult:
     """Train ``model`` on ``train_examples``, evaluating on dev (and test) after every epoch.
 
@@ -389,6 +393,8 @@ def train_pair_classifier(
         log: where one-line epoch summaries go (``None``: nowhere).
         restart_hint: how the caller starts afresh, the end of the message refusing a
             checkpoint of another run (default: another folder, or ``resume=False``).
+        command: the command line that started the run, written into ``metrics.json`` beside the
+            identity (not part of it: resuming with other flags, such as ``--no-progress``, is allowed).
 
     While it runs, ``out_dir`` is locked (:func:`lessons_lib.pairs.runs.run_folder_lock`): a
     second run on the same folder is refused.
@@ -401,7 +407,7 @@ def train_pair_classifier(
         raise CourseInputError("training needs non-empty train and dev splits")
     trainer = _Trainer(model, vocab, config, resolve_device(device), math.ceil(len(train_examples) / config.batch_size),
                        extras_fn, model_config, _run_identity((train_examples, dev_examples, test_examples), run_identity),
-                       restart_hint or DEFAULT_RESTART_HINT)
+                       restart_hint or DEFAULT_RESTART_HINT, command)
     splits = (train_examples, dev_examples, test_examples)
     last_epoch = config.epochs if stop_after_epoch is None else min(config.epochs, stop_after_epoch)
     if out_dir is None:
