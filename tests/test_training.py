@@ -11,11 +11,11 @@ import torch
 from torch import nn
 
 from lessons_lib.errors import CourseInputError
-from lessons_lib.pairs.data import PairExample
+from lessons_lib.pairs.data import LCQMC_SHA256, PairExample, examples_sha256, load_lcqmc
 from lessons_lib.pairs.classifier import PairClassifier
 from lessons_lib.pairs.config import PRESETS, PairClassifierConfig, TrainConfig, resolve_configs
 from lessons_lib.pairs.metrics import mcnemar_exact, metrics_from_logits
-from lessons_lib.pairs.runs import load_checkpoint, load_pair_classifier
+from lessons_lib.pairs.runs import load_checkpoint, load_metrics, load_pair_classifier
 from lessons_lib.pairs.trainer import (
     EpochMetrics,
     best_dev_epoch,
@@ -292,6 +292,17 @@ def test_command_line_trains_resumes_and_compares(tmp_path: Path, capsys: pytest
     first = metrics["epochs"][0]
     assert {"train_loss", "dev", "test", "train_seconds", "pairs_per_second"} <= set(first)
     assert {"accuracy", "f1", "confusion", "loss"} <= set(first["test"])
+    # the file says what it measured: the command, and the pairs it read (refused against other data)
+    assert metrics["command"][:4] == ["lessons", "train", "--preset", "textbook"]
+    sample = load_lcqmc(None)
+    sample_sha = {split: examples_sha256(getattr(sample, split).examples) for split in ("dev", "test")}
+    sample_sha["train"] = examples_sha256(sample.train.examples[:48])
+    assert load_metrics(tmp_path / "a" / "metrics.json", sample_sha)["epochs"] == metrics["epochs"]
+    with pytest.raises(CourseInputError, match=r"metrics.json: made on other data: its train pairs have SHA-256"):
+        load_metrics(tmp_path / "a" / "metrics.json", LCQMC_SHA256)
+    (tmp_path / "old.json").write_text(json.dumps({k: v for k, v in metrics.items() if k != "run_identity"}), encoding="utf-8")
+    with pytest.raises(CourseInputError, match=r"old.json: not a metrics.json of a training run with its data's fingerprints"):
+        load_metrics(tmp_path / "old.json")
     # run again: resumes from the finished checkpoint, trains nothing more
     assert main(["train", "--preset", "textbook", "--out", str(tmp_path / "a"), *tiny]) == 0
     assert "resuming from checkpoint.pt after epoch 2" in capsys.readouterr().out
