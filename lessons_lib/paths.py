@@ -13,6 +13,8 @@ LCQMC_SAMPLE_DIR = DATA_DIR / "lcqmc_sample"
 # Results of `lessons experiment` on the real LCQMC (numbers only, no text), read by lesson 08.
 LCQMC_RESULTS_DIR = REPO_ROOT / "results" / "lcqmc"
 LCQMC_BASELINES_FILE = LCQMC_RESULTS_DIR / "baselines" / "majority_and_jaccard.json"
+# `lessons train` runs on the whole real LCQMC: one folder per run holding its metrics.json (lesson 06).
+LCQMC_TRAINING_RUNS_DIR = LCQMC_RESULTS_DIR / "train"
 # Environment variable naming a directory with the real LCQMC files.
 LCQMC_ENV_VAR = "LCQMC_DIR"
 # The course's own small spaCy Chinese parser (a spaCy pipeline folder).

@@ -11,7 +11,8 @@ import pytest
 from lessons_lib.errors import CourseInputError
 from lessons_lib.pairs.baselines import compute_baselines, load_baselines, save_baselines
 from lessons_lib.pairs.data import LCQMC_SHA256, examples_sha256, load_lcqmc
-from lessons_lib.paths import LCQMC_BASELINES_FILE, REPO_ROOT
+from lessons_lib.pairs.runs import load_metrics
+from lessons_lib.paths import LCQMC_BASELINES_FILE, LCQMC_TRAINING_RUNS_DIR, REPO_ROOT
 
 
 @pytest.fixture(scope="module")
@@ -59,3 +60,15 @@ def test_the_shipped_real_lcqmc_baselines_are_lcqmcs():
     record = load_baselines(LCQMC_BASELINES_FILE, expected_sha256=LCQMC_SHA256)
     assert record["data"]["pairs"] == {"dev": 8802, "test": 12500}
     assert 0.5 < record["jaccard"]["test_accuracy"] < 1
+
+
+def test_the_shipped_real_lcqmc_training_runs_are_lcqmcs_and_hold_no_text():
+    folders = sorted(path for path in LCQMC_TRAINING_RUNS_DIR.iterdir() if path.is_dir())
+    assert {path.name for path in folders} >= {"textbook", "matchflags_epochs2"}  # lesson 06 reads these
+    for folder in folders:
+        assert [path.name for path in folder.iterdir()] == ["metrics.json"]  # no vocabulary, no weights
+        record = load_metrics(folder / "metrics.json", expected_sha256=LCQMC_SHA256)
+        assert record["command"][:2] == ["lessons", "train"] and record["run_identity"]["limit_train"] is None
+        assert 1 <= len(record["epochs"]) <= record["train_config"]["epochs"]
+        text = (folder / "metrics.json").read_text(encoding="utf-8")
+        assert not any("\u4e00" <= ch <= "\u9fff" for ch in text)
