@@ -295,8 +295,7 @@ def test_command_line_trains_resumes_and_compares(tmp_path: Path, capsys: pytest
     # the file says what it measured: the command, and the pairs it read (refused against other data)
     assert metrics["command"][:4] == ["lessons", "train", "--preset", "textbook"]
     sample = load_lcqmc(None)
-    sample_sha = {split: examples_sha256(getattr(sample, split).examples) for split in ("dev", "test")}
-    sample_sha["train"] = examples_sha256(sample.train.examples[:48])
+    sample_sha = {**sample.pairs_sha256(), "train": examples_sha256(sample.train.examples[:48])}  # --limit-train 48
     assert load_metrics(tmp_path / "a" / "metrics.json", sample_sha)["epochs"] == metrics["epochs"]
     with pytest.raises(CourseInputError, match=r"metrics.json: made on other data: its train pairs have SHA-256"):
         load_metrics(tmp_path / "a" / "metrics.json", LCQMC_SHA256)
