@@ -15,7 +15,7 @@ from lessons_lib.pairs.data import LCQMC_SHA256, PairExample, examples_sha256, l
 from lessons_lib.pairs.classifier import PairClassifier
 from lessons_lib.pairs.config import PRESETS, PairClassifierConfig, TrainConfig, resolve_configs
 from lessons_lib.pairs.metrics import mcnemar_exact, metrics_from_logits
-from lessons_lib.pairs.runs import load_checkpoint, load_metrics, load_pair_classifier
+from lessons_lib.pairs.runs import load_checkpoint, load_metrics, load_pair_classifier, shown_command
 from lessons_lib.pairs.trainer import (
     EpochMetrics,
     best_dev_epoch,
@@ -294,6 +294,9 @@ def test_command_line_trains_resumes_and_compares(tmp_path: Path, capsys: pytest
     assert {"accuracy", "f1", "confusion", "loss"} <= set(first["test"])
     # the file says what it measured: the command, and the pairs it read (refused against other data)
     assert metrics["command"][:4] == ["lessons", "train", "--preset", "textbook"]
+    shown = shown_command(metrics["command"])  # as a lesson prints it: no folder of this machine
+    assert str(tmp_path) in " ".join(metrics["command"]) and str(tmp_path) not in shown
+    assert shown.startswith("lessons train --preset textbook") and " …/a" in shown
     sample = load_lcqmc(None)
     sample_sha = {**sample.pairs_sha256(), "train": examples_sha256(sample.train.examples[:48])}  # --limit-train 48
     assert load_metrics(tmp_path / "a" / "metrics.json", sample_sha)["epochs"] == metrics["epochs"]

@@ -59,6 +59,7 @@ __all__ = [
     "TRAINER_FILES",
     "clear_run_folder",
     "load_metrics",
+    "shown_command",
     "refuse_foreign_files",
     "run_folder_lock",
     "save_metrics",
@@ -166,6 +167,14 @@ def load_metrics(path: str | Path, expected_sha256: Mapping[str, str] | None = N
         check_pairs_sha256(path, found, {split: sha[:FINGERPRINT_DIGITS] for split, sha in expected_sha256.items()})
     return record
 
+
+def shown_command(argv: Sequence[str]) -> str:
+    """A recorded command as one line for a reader: each absolute path cut to ``…/`` and its last name.
+
+    The folders of the machine that ran it say nothing to a reader and would tie a lesson's
+    output to that machine; the last name still says which file or folder it was.
+    """
+    return " ".join(f"…/{Path(arg).name}" if arg.startswith("/") else arg for arg in argv)
 
 def save_vocab(directory: str | Path, vocab: Vocabulary) -> Path:
     """Write the run's ``vocab.json``."""
