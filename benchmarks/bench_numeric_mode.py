@@ -7,14 +7,14 @@ keeps everything else of the mode and changes only ``MKL_CBWR``:
 
 - ``COMPATIBLE``: the path every x86-64 CPU has (the mode's setting);
 - ``AVX``: the AVX path, on every CPU that has AVX (torch's CPU wheel does not start without it);
-- ``AVX2``: the AVX2 path, on CPUs with AVX2 (on an AVX-only CPU MKL takes another path).
+- ``AVX2``: the AVX2 path, on CPUs with AVX2 (an emulated AVX-only CPU got the ``AVX`` path's bits).
 
 Two workloads, each one optimiser step as the lessons take it:
 
 - ``lesson 05``: the training comparison's step (6 Post-LN blocks, width 64, Adam, a batch of
   64 reversal strings of length 4-12);
-- ``lesson 06``: an AdamW step of the pair classifier (one block, width 64, dropout 0.1) on
-  32 pairs of the course's sample.
+- ``lesson 06``: an AdamW step of its model B, the pair classifier (one block, width 64,
+  dropout 0.1), on 32 pairs of the course's sample.
 
 Each (branch, workload) runs in its own Python process, because MKL reads ``MKL_CBWR`` when it
 loads; the rounds are interleaved round-robin, so slow phases of a shared machine hit every
@@ -132,9 +132,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--steps", type=int, default=10, help="timed steps per round")
-    parser.add_argument("--branches", nargs="+", default=["COMPATIBLE", "AVX", "AVX2"])
+    parser.add_argument("--branches", nargs="+", default=["COMPATIBLE", "AVX", "AVX2"],
+                        choices=["COMPATIBLE", "AVX", "AVX2", "AVX512"])
     parser.add_argument("--worker", choices=WORKLOADS, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.rounds < 1 or args.steps < 1:
+        parser.error("--rounds and --steps must be at least 1")
     if args.worker:
         print(json.dumps(worker(args.worker, args.steps)))
         return
@@ -148,12 +151,10 @@ def main() -> None:
     print(f"{'workload':<10} {'MKL_CBWR':<11} {'ms/step (median)':>17} {'fastest':>8} {'slowest':>8} "
           f"{'vs COMPATIBLE':>14}  weights digest")
     for workload in WORKLOADS:
-        base = statistics.median(r["ms"] for r in found.get(("COMPATIBLE", workload), [])) \
-            if "COMPATIBLE" in args.branches else None
-        for branch in args.branches:
+        medians = {branch: statistics.median(r["ms"] for r in found[(branch, workload)]) for branch in args.branches}
+        for branch, median in medians.items():
             runs = found[(branch, workload)]
-            median = statistics.median(r["ms"] for r in runs)
-            ratio = f"{median / base:.2f}x" if base else "-"
+            ratio = f"{median / medians['COMPATIBLE']:.2f}x" if "COMPATIBLE" in medians else "-"
             digests = sorted({r["digest"] for r in runs})
             print(f"{workload:<10} {branch:<11} {median:>17.1f} {min(r['ms'] for r in runs):>8.1f} "
                   f"{max(r['ms'] for r in runs):>8.1f} {ratio:>14}  {', '.join(digests)}")

@@ -176,6 +176,7 @@ def shown_command(argv: Sequence[str]) -> str:
     """
     return " ".join(f"…/{Path(arg).name}" if arg.startswith("/") else arg for arg in argv)
 
+
 def save_vocab(directory: str | Path, vocab: Vocabulary) -> Path:
     """Write the run's ``vocab.json``."""
     return record_written(Path(directory) / VOCAB_NAME, vocab.to_json())
