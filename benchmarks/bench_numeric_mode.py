@@ -12,7 +12,7 @@ keeps everything else of the mode and changes only ``MKL_CBWR``:
 Two workloads, each one optimiser step as the lessons take it:
 
 - ``lesson 05``: the training comparison's step (6 Post-LN blocks, width 64, Adam, a batch of
-  64 reversal strings of length 4-12);
+  64 reversal strings of length 4-8);
 - ``lesson 06``: an AdamW step of its model B, the pair classifier (one block, width 64,
   dropout 0.1), on 32 pairs of the course's sample.
 
@@ -59,7 +59,7 @@ def lesson_05_step():
     batches = torch.Generator().manual_seed(100)
 
     def step():
-        inputs, targets, key_mask = reversal_batch(64, 4, 12, generator=batches)
+        inputs, targets, key_mask = reversal_batch(64, 4, 8, generator=batches)
         logits = head(encoder(inputs, torch.zeros_like(inputs), key_mask))          # (B, L, vocab)
         loss = nn.functional.cross_entropy(logits[key_mask], targets[key_mask])
         optimiser.zero_grad()
