@@ -62,9 +62,10 @@ def run_parameters(name: str) -> dict:
 
 
 def one_worker(name: str):
-    """The mark that keeps every test reading lesson ``name``'s student version on one pytest-xdist
-    worker, so that the session's one execution of it serves them all."""
-    return pytest.mark.xdist_group(f"student version of {name}")
+    """``name`` as a test parameter whose id keeps every test reading lesson ``name``'s student
+    version on one pytest-xdist worker (the root ``conftest.py`` groups by that id), so that the
+    session's one execution of it serves them all."""
+    return pytest.param(name, id=f"one worker: student version of {name}")
 
 
 def execute_allowing_errors(nb: nbformat.NotebookNode, cwd) -> nbformat.NotebookNode:

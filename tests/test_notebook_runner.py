@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import shutil
 import subprocess
@@ -172,3 +173,24 @@ def test_nbval_strict_fails_on_a_perturbed_output(tmp_path):
     run = _nbval(path)
     assert run.returncode == 1, run.stdout[-2000:]
     assert "mismatch" in run.stdout.lower() or "differ" in run.stdout.lower()
+
+
+def _root_conftest():
+    spec = importlib.util.spec_from_file_location("root_conftest", REPO_ROOT / "conftest.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_a_lessons_student_version_tests_share_one_work_unit_across_files():
+    from lesson_runs import one_worker
+
+    work_unit = _root_conftest().work_unit
+    name = "08_syntax_biased_attention.ipynb"
+    shared_id = one_worker(name).id
+    units = {work_unit(f"tests/{f}.py::test_x[{shared_id}]") for f in ("test_assignments", "test_perturbed_verdicts")}
+    assert units == {shared_id}
+    assert work_unit(f"tests/test_assignments.py::test_x[{one_worker('09_syntax_without_a_parser.ipynb').id}]") != shared_id
+    # every other test: its file, parametrised or not; a notebook's cells: the notebook
+    assert work_unit("tests/test_layering.py::test_imports[attention/functional.py]") == "tests/test_layering.py"
+    assert work_unit("notebooks/08_syntax_biased_attention.ipynb::Cell 12") == "notebooks/08_syntax_biased_attention.ipynb"

@@ -38,7 +38,7 @@ def _parameter_values(nb) -> dict:
             if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name)}
 
 
-@pytest.mark.parametrize("name", [pytest.param(n, marks=one_worker(n)) for n in sorted(PERTURBED)])
+@pytest.mark.parametrize("name", [one_worker(n) for n in sorted(PERTURBED)])
 def test_the_lessons_verdicts_hold_with_other_seeds(name, executed_student_version):
     path = NOTEBOOKS_DIR / name
     solution = nbformat.read(path, as_version=4)
