@@ -13,7 +13,7 @@ from torch import nn
 from lessons_lib.errors import CourseInputError
 from lessons_lib.pairs.data import LCQMC_SHA256, PairExample, examples_sha256, load_lcqmc
 from lessons_lib.pairs.classifier import PairClassifier
-from lessons_lib.pairs.config import PRESETS, PairClassifierConfig, TrainConfig, resolve_configs
+from lessons_lib.pairs.config import PRESETS, PairClassifierConfig, TrainConfig, resolve_configs, resolve_recipe
 from lessons_lib.pairs.metrics import mcnemar_exact, metrics_from_logits
 from lessons_lib.pairs.runs import load_checkpoint, load_metrics, load_pair_classifier, shown_command
 from lessons_lib.pairs.trainer import (
@@ -246,7 +246,7 @@ def test_config_validation_and_presets() -> None:
         TrainConfig(schedule="cosine")
     with pytest.raises(CourseInputError, match="lr"):
         TrainConfig(lr=0)
-    model, train = resolve_configs("textbook", vocab_size=100)
+    model, train = resolve_configs("textbook", None, vocab_size=100)
     assert (model.encoder.n_layers, model.encoder.n_heads, model.encoder.norm_first) == (1, 4, False)
     assert (train.lr, train.epochs, train.batch_size, train.clip_norm) == (5e-5, 3, 32, 1.0)
     assert TrainConfig.from_dict(train.to_dict()) == train
@@ -260,11 +260,15 @@ def test_overrides_mean_the_same_everywhere() -> None:
     assert model.match_flags and model.encoder.n_segments == 4
     assert model.options()["d_model"] == 64 and "vocab_size" not in model.options()
     with pytest.raises(CourseInputError, match="unknown options"):
-        resolve_configs("textbook", {"epochz": 3})
+        resolve_recipe("textbook", {"epochz": 3})
     with pytest.raises(CourseInputError, match="preset"):
-        resolve_configs("nope")
+        resolve_recipe("nope")
     with pytest.raises(CourseInputError, match="max_positions"):
-        resolve_configs("textbook", {"max_positions": 32, "max_len": 64})
+        resolve_recipe("textbook", {"max_positions": 32, "max_len": 64})
+    # the recipe is checked once, without a vocabulary; its configs follow for any vocabulary's size
+    recipe = resolve_recipe("matchflags", {"d_model": 64, "epochs": 2})
+    assert recipe.classifier(50) == model and recipe.train == train
+    assert recipe.model["n_layers"] == model.encoder.n_layers  # every option, the defaults filled in
     with pytest.raises(CourseInputError, match="n_segments"):
         PairClassifierConfig(encoder=model.encoder, match_flags=False)
     with pytest.raises(CourseInputError, match="lr must be finite"):

@@ -62,10 +62,10 @@ def run_build_sample(args: argparse.Namespace) -> int:
 
 
 def _check_train_options(args: argparse.Namespace):
-    """Every option of ``lessons train``, checked before any data is read: ``(device, limit)``."""
+    """Every option of ``lessons train``, checked before any data is read: ``(device, limit, recipe)``."""
     import torch
 
-    from lessons_lib.pairs.config import resolve_configs
+    from lessons_lib.pairs.config import resolve_recipe
     from lessons_lib.pairs.trainer import resolve_device
     from lessons_lib.validation import check_int, check_not_a_file
 
@@ -73,15 +73,11 @@ def _check_train_options(args: argparse.Namespace):
     limit = None if args.limit_train is None else check_int(args.limit_train, "--limit-train")
     device = resolve_device(args.device)
     with flag_names():
-        resolve_configs(args.preset, preset_overrides(args), vocab_size=_VOCAB_SIZE_FOR_CHECKS)
+        recipe = resolve_recipe(args.preset, preset_overrides(args))
     check_not_a_file(args.out, "--out")
     if threads is not None:
         torch.set_num_threads(threads)
-    return device, limit
-
-
-# Any size does to check the options before the data is read (the vocabulary sets the real one).
-_VOCAB_SIZE_FOR_CHECKS = 1_000_000
+    return device, limit, recipe
 
 
 def run_train(args: argparse.Namespace) -> int:
@@ -89,16 +85,15 @@ def run_train(args: argparse.Namespace) -> int:
     from lessons_lib.pairs.runs import run_folder_lock
     from lessons_lib.validation import check_output_dir
 
-    device, limit = _check_train_options(args)
+    device, limit, recipe = _check_train_options(args)
     data = load_lcqmc(args.data_dir, lenient=args.lenient)
     out = check_output_dir(args.out, "--out")
     with run_folder_lock(out):  # the whole command: a second one on this folder is refused
-        return _train_into(args, data, out, device, limit)
+        return _train_into(args, data, out, device, limit, recipe)
 
 
-def _train_into(args: argparse.Namespace, data, out: Path, device, limit: int | None) -> int:
+def _train_into(args: argparse.Namespace, data, out: Path, device, limit: int | None, recipe) -> int:
     from lessons_lib.pairs.classifier import PairClassifier
-    from lessons_lib.pairs.config import resolve_configs
     from lessons_lib.pairs.runs import CHECKPOINT_NAME
     from lessons_lib.pairs.trainer import train_pair_classifier
     from lessons_lib.pairs.vocab import Vocabulary
@@ -108,8 +103,7 @@ def _train_into(args: argparse.Namespace, data, out: Path, device, limit: int | 
     print(data.summary())
     train_examples = data.train.examples[:limit] if limit else data.train.examples
     vocab = Vocabulary.build(t for ex in train_examples for t in (ex.text_a, ex.text_b))
-    with flag_names():
-        model_config, train_config = resolve_configs(args.preset, preset_overrides(args), len(vocab))
+    model_config, train_config = recipe.classifier(len(vocab)), recipe.train
     print(f"preset {args.preset}: model {model_config.to_dict()}")
     print(f"training {train_config.to_dict()}")
     set_seed(train_config.seed)
