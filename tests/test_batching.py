@@ -13,7 +13,7 @@ from lessons_lib.pairs.config import PairClassifierConfig, TrainConfig
 from lessons_lib.pairs.data import PairExample
 from lessons_lib.pairs.encoding import (POOL_BATCHES, batch_indices, encoded_length, length_sorted_order, make_batches,
                                         padded_positions)
-from lessons_lib.pairs.metrics import predict
+from lessons_lib.evaluation.metrics import predict
 from lessons_lib.pairs.vocab import Vocabulary
 
 CHARS = "什么花四季开电脑怎样录像手机截图如何视频"

@@ -313,7 +313,7 @@ def test_results_round_trip_through_json(data_dir, tmp_path):
 
 
 def test_a_finished_run_reloads_to_the_same_predictions(data_dir, tmp_path):
-    from lessons_lib.pairs.metrics import evaluate
+    from lessons_lib.evaluation.metrics import evaluate
 
     data = load_lcqmc(data_dir)
     parses = {t: _chain_parse(t) for t in SENTENCES}

@@ -14,9 +14,9 @@ from lessons_lib.errors import CourseInputError
 from lessons_lib.pairs.data import LCQMC_SHA256, PairExample, examples_sha256, load_lcqmc
 from lessons_lib.pairs.classifier import PairClassifier
 from lessons_lib.pairs.config import PRESETS, PairClassifierConfig, TrainConfig, resolve_configs, resolve_recipe
-from lessons_lib.pairs.metrics import mcnemar_exact, metrics_from_logits
-from lessons_lib.pairs.runs import load_checkpoint, load_metrics, load_pair_classifier, shown_command
-from lessons_lib.pairs.trainer import (
+from lessons_lib.evaluation.metrics import mcnemar_exact, metrics_from_logits
+from lessons_lib.training.runs import load_checkpoint, load_metrics, load_pair_classifier, shown_command
+from lessons_lib.training.trainer import (
     EpochMetrics,
     best_dev_epoch,
     build_optimizer,
@@ -164,7 +164,7 @@ def test_a_loss_that_is_not_finite_stops_training_naming_epoch_and_step(tmp_path
 
 
 def test_starting_afresh_removes_the_previous_runs_files(tmp_path: Path) -> None:
-    from lessons_lib.pairs.runs import PREDICTIONS_NAME, save_predictions
+    from lessons_lib.training.runs import PREDICTIONS_NAME, save_predictions
 
     train_pair_classifier(tiny_model(), TRAIN, DEV, VOCAB, replace(CONFIG, epochs=1), out_dir=tmp_path,
                           progress=False, log=None)
@@ -184,7 +184,7 @@ def test_a_finished_run_reloads_and_predicts_the_same(tmp_path: Path) -> None:
                                    progress=False, log=None, model_config=model.config.to_dict())
     reloaded, vocab, run = load_pair_classifier(tmp_path)
     assert vocab.fingerprint() == VOCAB.fingerprint() and run.epoch == 1
-    from lessons_lib.pairs.metrics import evaluate
+    from lessons_lib.evaluation.metrics import evaluate
 
     assert evaluate(reloaded, DEV, vocab).predictions == result.dev.predictions
 
@@ -352,7 +352,7 @@ def test_command_line_reports_bad_lines_and_lenient_mode_skips_them(tmp_path: Pa
 
 
 def test_identity_differences_name_every_field() -> None:
-    from lessons_lib.pairs.runs import identity_differences
+    from lessons_lib.training.runs import identity_differences
 
     saved = {"a": 1, "model": {"d": 16, "h": 2}, "gone": True}
     current = {"a": 1, "model": {"d": 32, "h": 2}, "new": [1]}
@@ -365,7 +365,7 @@ def test_identity_differences_name_every_field() -> None:
 
 
 def test_predictions_round_trip_and_malformed_files_are_named(tmp_path: Path) -> None:
-    from lessons_lib.pairs.runs import load_predictions, save_predictions
+    from lessons_lib.training.runs import load_predictions, save_predictions
 
     path = save_predictions(tmp_path / "predictions.json", {"test": ([1, 0], [1, 1], "f" * 16)})
     assert load_predictions(path, "test") == {"predictions": [1, 0], "labels": [1, 1], "fingerprint": "f" * 16}
@@ -380,7 +380,7 @@ def test_predictions_round_trip_and_malformed_files_are_named(tmp_path: Path) ->
 
 
 def test_weights_of_another_shape_are_an_error_naming_the_file(tmp_path: Path) -> None:
-    from lessons_lib.pairs.runs import load_weights
+    from lessons_lib.training.runs import load_weights
 
     with pytest.raises(CourseInputError, match="run/checkpoint.pt: its weights do not fit this model"):
         load_weights(tiny_model(), {"classifier.weight": torch.zeros(1)}, tmp_path / "run" / "checkpoint.pt")
@@ -388,7 +388,7 @@ def test_weights_of_another_shape_are_an_error_naming_the_file(tmp_path: Path) -
 
 def test_the_optimiser_is_adamws_fused_kernel_and_updates_as_the_plain_adamw_loop_does():
     from lessons_lib.pairs.encoding import make_batches
-    from lessons_lib.pairs.trainer import _training_loss
+    from lessons_lib.training.trainer import _training_loss
 
     weights = []
     for make in (lambda model: build_optimizer(model, CONFIG),
