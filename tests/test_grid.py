@@ -83,6 +83,23 @@ def test_the_bootstrap_interval_is_the_spread_of_resampled_pair_means():
     assert pooled_interval(a, b) == (difference, low, high)  # seeded: the same numbers every time
 
 
+def test_the_bootstrap_interval_is_computed_in_whole_pairs_so_an_end_at_zero_is_exactly_zero():
+    # 5 pairs won by a on one seed, 1 by b, 200 pairs: the 2.5 % end's order statistics are 0 pairs
+    rng = np.random.default_rng(390)
+    a, b = np.zeros((3, 200), bool), np.zeros((3, 200), bool)
+    for row, column in zip(rng.integers(0, 3, 5), rng.choice(200, 5, replace=False)):
+        a[row, column] = True
+    b[1, 17] = True
+    difference, low, high = pooled_interval(a, b)
+    wins = a.sum(0).astype(int) - b.sum(0)
+    draws = np.random.default_rng(0)  # the draws pooled_interval makes, summed in exact integers
+    sums = np.concatenate([wins[draws.integers(0, 200, size=(200, 200))].sum(1) for _ in range(10)])
+    order = np.sort(sums)
+    assert order[49] == order[50] == 0 and low == 0.0  # a mean of thirds gave -1.4e-20 here
+    assert verdict([1 / 600, 1 / 600, 1 / 600], low, high) == "no difference detected"
+    assert (difference, high) == (4 / 600, np.quantile(sums, 0.975) / 600)
+
+
 @pytest.mark.parametrize("per_seed, low, high, expected", [
     ([0.01, 0.02], 0.001, 0.03, "a better"),
     ([-0.01, -0.02], -0.03, -0.001, "b better"),

@@ -120,13 +120,17 @@ def pooled_interval(correct_a: np.ndarray, correct_b: np.ndarray, resamples: int
     Returns:
         ``(difference, low, high)``.
     """
-    per_pair = correct_a.mean(axis=0) - correct_b.mean(axis=0)  # (N,)
-    n = per_pair.shape[0]
+    # In whole units (a pair won on one seed): the resampled sums are exact integers, so an end of
+    # the interval is exactly 0 when its order statistics are (a float mean of fractions can miss
+    # 0 by 1e-19 and turn "no difference" into a verdict).
+    wins = correct_a.sum(axis=0, dtype=np.int64) - correct_b.sum(axis=0, dtype=np.int64)  # (N,)
+    seeds, n = correct_a.shape
     rng = np.random.default_rng(seed)
-    means = np.concatenate([per_pair[rng.integers(0, n, size=(min(200, resamples - start), n))].mean(axis=1)
-                            for start in range(0, resamples, 200)])
-    low, high = np.quantile(means, [0.025, 0.975])
-    return float(per_pair.mean()), float(low), float(high)
+    sums = np.concatenate([wins[rng.integers(0, n, size=(min(200, resamples - start), n))].sum(axis=1)
+                           for start in range(0, resamples, 200)])
+    low, high = np.quantile(sums, [0.025, 0.975])  # between two integers
+    units = seeds * n
+    return float(wins.sum() / units), float(low / units), float(high / units)
 
 
 def verdict(per_seed: Sequence[float], low: float, high: float) -> str:
