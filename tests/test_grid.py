@@ -10,7 +10,8 @@ import pytest
 from lessons_lib.errors import CourseInputError
 from lessons_lib.pairs.data import LCQMC_SHA256
 from lessons_lib.syntax_bias.config import ExperimentConfig
-from lessons_lib.syntax_bias.grid import arm_name, load_grid, pooled_interval, verdict
+from lessons_lib.syntax_bias.grid import (Contrast, PairedDifference, arm_name, load_grid, pooled_interval,
+                                         seed_level_verdicts, verdict)
 from lessons_lib.syntax_bias.results import DataSummary, ExperimentResult, RunRecord
 
 N_TEST = 400
@@ -169,3 +170,24 @@ def test_the_shipped_real_lcqmc_results_load_as_one_grid():
     assert {"none", "learned", "relative_position", "hard_mask", "window_mask", "learned · random trees",
             "hard_mask · random trees"} <= set(grid.arms("textbook"))
     assert all(len(grid.seeds("textbook", arm)) == 3 for arm in grid.arms("textbook") if " · bias_lr" not in arm)
+
+
+def _contrast(wins_per_seed, pairs=1000):
+    per_seed = [PairedDifference(s, w / pairs, max(w, 0) + 10, max(-w, 0) + 10, 1.0) for s, w in enumerate(wins_per_seed)]
+    return Contrast("r", "a", "b", "?", per_seed, 0.0, 0.0, 0.0, "")
+
+
+def test_the_method_is_judged_over_seeds_with_holms_correction():
+    steady = _contrast([20, 22, 19, 21, 20])  # five seeds that agree closely: a better, even after Holm
+    small = _contrast([3, 9, 4])  # a gain on every one of three seeds, the LCQMC pattern: no claim
+    against = _contrast([-30, -28, -33, -31])
+    levels = seed_level_verdicts([steady, small, against])
+    assert [level.verdict for level in levels] == ["a better", "no difference detected", "b better"]
+    assert all(level.family == 3 for level in levels)
+    assert levels[1].p_value > 0.05 and levels[1].low < 0 < levels[1].high
+    smallest = min(range(3), key=lambda i: levels[i].p_value)
+    assert levels[smallest].holm_p == pytest.approx(3 * levels[smallest].p_value)
+    # alone, the steady contrast's Holm p is its own p; in a larger family it only grows
+    assert seed_level_verdicts([steady])[0].holm_p == pytest.approx(levels[0].p_value)
+    one_seed = seed_level_verdicts([_contrast([50])])[0]
+    assert one_seed.verdict == "no difference detected" and one_seed.family == 0

@@ -11,7 +11,7 @@ import pytest
 from lessons_lib.errors import CourseInputError
 from lessons_lib.evaluation.metrics import mcnemar_exact
 from lessons_lib.evaluation.significance import (mcnemar_p_value, mcnemar_power, mean_ci95, minimal_detectable_difference,
-                                            smallest_significant_wins, t_quantile)
+                                            smallest_significant_wins, t_quantile, paired_t_p_value, holm)
 
 
 def test_p_value_matches_the_prediction_based_test():
@@ -111,3 +111,27 @@ def test_a_mcnemar_verdict_names_the_better_model_only_below_alpha():
     assert result.verdict("strong", "b") == "strong better"
     assert mcnemar_exact(b, strong, labels).verdict("b", "strong") == "strong better"
     assert result.verdict("strong", "b", alpha=result.p_value) == "no difference detected"
+
+
+def test_paired_t_p_value_against_a_hand_computation():
+    # differences 1, 2, 3: mean 2, sd 1, t = 2 / (1 / √3) = 3.464 with 2 degrees of freedom;
+    # for df = 2 the two-sided p is 1 − t / √(t² + 2) exactly
+    t = 2 * 3 ** 0.5
+    assert paired_t_p_value([1.0, 2.0, 3.0]) == pytest.approx(1 - t / (t * t + 2) ** 0.5, rel=1e-9)
+    assert paired_t_p_value([-1.0, -2.0, -3.0]) == paired_t_p_value([1.0, 2.0, 3.0])  # two-sided
+    assert paired_t_p_value([0.004, -0.004, 0.0]) == pytest.approx(1.0)
+    assert paired_t_p_value([0.5, 0.5, 0.5]) == 0.0 and paired_t_p_value([0.0, 0.0]) == 1.0
+    with pytest.raises(CourseInputError, match="at least 2 seeds"):
+        paired_t_p_value([0.1])
+
+
+def test_three_positive_seeds_are_not_yet_a_method_claim():
+    # the pattern of a small gain on every one of 3 seeds, as the LCQMC grid shows it
+    assert paired_t_p_value([0.0014, 0.0051, 0.0022]) > 0.05
+
+
+def test_holm_multiplies_the_smallest_by_the_family_size_and_stays_monotone():
+    assert holm([0.01, 0.04, 0.03]) == pytest.approx([0.03, 0.06, 0.06])
+    assert holm([0.5, 0.001]) == pytest.approx([0.5, 0.002])
+    assert holm([0.9, 0.8]) == [1.0, 1.0]  # 2 × 0.8 capped at 1, and never decreasing with rank
+    assert holm([]) == []

@@ -4,7 +4,9 @@
   counts (:func:`lessons_lib.evaluation.metrics.mcnemar_exact` counts them from predictions).
 - :func:`t_quantile` / :func:`mean_ci95`: a 95 % Student-t interval for a mean over a few
   seeds (no SciPy needed: the t distribution with an integer number of degrees of freedom
-  has a closed-form CDF).
+  has a closed-form CDF); :func:`paired_t_p_value`: the two-sided paired t-test over seeds, the
+  test of a claim about a *method* (each seed a fresh draw of its randomness);
+  :func:`holm`: Holm's step-down correction of a family of p-values.
 - :func:`smallest_significant_wins`, :func:`mcnemar_power`,
   :func:`minimal_detectable_difference`: how large an accuracy difference the exact McNemar
   test on ``n`` pairs can detect, given how many pairs the two models disagree on.
@@ -121,6 +123,34 @@ def mean_ci95(values: Sequence[float]) -> tuple[float, float]:
         return mean, math.nan
     half = t_quantile(0.975, len(values) - 1) * statistics.stdev(values) / math.sqrt(len(values))
     return mean, half
+
+
+def paired_t_p_value(differences: Sequence[float]) -> float:
+    """Two-sided p-value of the paired t-test that the mean of ``differences`` (one per seed: method
+    a minus method b on the same seed) is 0, with ``len − 1`` degrees of freedom.
+
+    Raises:
+        CourseInputError: fewer than 2 differences (no spread to test against).
+    """
+    if len(differences) < 2:
+        raise CourseInputError(f"a paired t-test needs at least 2 seeds, got {len(differences)}")
+    mean, sd = statistics.fmean(differences), statistics.stdev(differences)
+    if sd == 0.0:
+        return 1.0 if mean == 0.0 else 0.0
+    t = abs(mean) / (sd / math.sqrt(len(differences)))
+    return max(0.0, 1.0 - _t_cdf_two_sided(t, len(differences) - 1))
+
+
+def holm(p_values: Sequence[float]) -> list[float]:
+    """Holm's adjusted p-values, in the given order: the ``i``-th smallest of ``m`` is multiplied by
+    ``m − i`` (0-based), made non-decreasing in that order and capped at 1. Rejecting where the
+    adjusted p < α keeps the chance of any false rejection in the family at most α."""
+    order = sorted(range(len(p_values)), key=lambda i: p_values[i])
+    adjusted, running = [0.0] * len(p_values), 0.0
+    for rank, i in enumerate(order):
+        running = max(running, min(1.0, (len(p_values) - rank) * p_values[i]))
+        adjusted[i] = running
+    return adjusted
 
 
 @functools.lru_cache(maxsize=4096)

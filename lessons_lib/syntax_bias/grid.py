@@ -17,7 +17,14 @@ The pooled interval resamples test pairs (each pair's correctness averaged over 
 with the seeds held fixed: it says how far the difference of *these* seeds' models could move
 on other pairs like these, and it assumes the test pairs are independent (nearly true of
 LCQMC's test split, whose 12,500 pairs share few questions). The range over seeds, printed
-beside it, is the other source of doubt; a verdict needs both to agree (:func:`verdict`).
+beside it, is the other source of doubt; a verdict about these models needs both to agree
+(:func:`verdict`).
+
+A claim about the *method* takes the seed as its unit, as every lesson does: each contrast also
+gets the paired t-test over its seeds (the per-seed differences counted in whole test pairs, so
+their signs are exact), with the seeds' 95 % t-interval, and Holm's correction over the family of
+every contrast one grid prints (:func:`seed_level_verdicts`). With 3 seeds a small gain on every
+seed is not yet such a claim.
 """
 
 from __future__ import annotations
@@ -30,12 +37,12 @@ import numpy as np
 
 from lessons_lib.errors import CourseInputError
 from lessons_lib.pairs.data import check_pairs_sha256
-from lessons_lib.evaluation.significance import NO_DIFFERENCE, better, mcnemar_p_value
+from lessons_lib.evaluation.significance import NO_DIFFERENCE, better, holm, mcnemar_p_value, mean_ci95, paired_t_p_value
 from lessons_lib.syntax_bias.registry import BASELINE, VARIANTS, options_for, variant
 from lessons_lib.syntax_bias.results import ExperimentResult, Spread, format_p, format_spread, spread
 
 __all__ = ["CONTRASTS", "RANDOM_TREES", "GridRun", "PairedDifference", "Contrast", "Grid", "arm_name", "load_grid",
-           "pooled_interval", "verdict"]
+           "pooled_interval", "verdict", "SeedLevel", "seed_level_verdicts"]
 
 RANDOM_TREES = "random trees"
 # (arm a, arm b, the question a − b answers), printed for every recipe that has both arms.
@@ -46,6 +53,7 @@ CONTRASTS = (
     ("hard_mask", "window_mask", "is it the tree, or only closing far pairs?"),
 )
 BOOTSTRAP_RESAMPLES = 2000
+SEED_LEVEL_ALPHA = 0.05
 
 
 def arm_name(result: ExperimentResult, variant_name: str) -> str:
@@ -143,6 +151,49 @@ def verdict(per_seed: Sequence[float], low: float, high: float) -> str:
     if high < 0 and all(d < 0 for d in per_seed):
         return better("b")
     return "seeds disagree"
+
+
+@dataclass(frozen=True)
+class SeedLevel:
+    """A contrast read as a claim about the method: the seeds are the sample.
+
+    Attributes:
+        mean, low, high: the mean per-seed difference and its 95 % Student-t interval
+            (``nan`` ends with one seed).
+        p_value: the paired t-test's two-sided p (``nan`` with one seed).
+        holm_p: ``p_value`` after Holm's correction over the family it was read in.
+        family: how many contrasts that family holds.
+        verdict: ``better(a)`` / ``better(b)`` when ``holm_p`` < :data:`SEED_LEVEL_ALPHA`, the sign
+            taken from the per-seed counts; :data:`NO_DIFFERENCE` otherwise.
+    """
+
+    mean: float
+    low: float
+    high: float
+    p_value: float
+    holm_p: float
+    family: int
+    verdict: str
+
+
+def seed_level_verdicts(contrasts: Sequence["Contrast"]) -> list[SeedLevel]:
+    """Each contrast's seed-level test, with Holm's correction over ``contrasts`` as one family."""
+    tests = []
+    for c in contrasts:
+        wins = [d.only_a_right - d.only_b_right for d in c.per_seed]  # whole test pairs: exact signs
+        mean, half = mean_ci95([d.difference for d in c.per_seed])
+        tests.append((wins, mean, half, paired_t_p_value(wins) if len(wins) > 1 else float("nan")))
+    testable = [i for i, t in enumerate(tests) if t[3] == t[3]]
+    adjusted = dict(zip(testable, holm([tests[i][3] for i in testable])))
+    out = []
+    for i, (wins, mean, half, p) in enumerate(tests):
+        holm_p = adjusted.get(i, float("nan"))
+        total = sum(wins)
+        chosen = NO_DIFFERENCE
+        if holm_p < SEED_LEVEL_ALPHA and total != 0:
+            chosen = better("a") if total > 0 else better("b")
+        out.append(SeedLevel(mean, mean - half, mean + half, p, holm_p, len(testable), chosen))
+    return out
 
 
 def _check_pairs(path: Path, result: ExperimentResult, expected_sha256: Mapping[str, str] | None,
@@ -245,6 +296,9 @@ class Grid:
         lines = [f"data: train {data.train_pairs:,} of {data.train_pairs_available:,} pairs "
                  f"(fraction {self.reference.config.train_fraction:g}, subset seed {self.reference.config.subset_seed}), "
                  f"dev {data.dev_pairs:,}, test {data.test_pairs:,}; test SHA-256 {data.pairs_sha256['test'][:12]}…"]
+        by_recipe = {recipe: self.contrasts(recipe) for recipe in self.recipes()}
+        family = [c for contrasts in by_recipe.values() for c in contrasts]  # Holm's family: all of them
+        seed_level = dict(zip(map(id, family), seed_level_verdicts(family)))
         for recipe in self.recipes():
             width = max(26, *(len(arm) for arm in self.arms(recipe)))
             lines += ["", f"recipe {recipe}: accuracy over seeds, mean [min, max] n",
@@ -253,10 +307,20 @@ class Grid:
                 runs = list(self.seeds(recipe, arm).values())
                 lines.append(f"  {arm:<{width}} {format_spread(spread([r.dev_accuracy for r in runs])):>30} "
                              f"{format_spread(spread([r.test_accuracy for r in runs])):>30}")
-            for c in self.contrasts(recipe):
+            for c in by_recipe[recipe]:
+                level = seed_level[id(c)]
                 lines += ["", f"  {c.a} − {c.b}   ({c.question})"]
                 lines += [f"    seed {d.seed}: {d.difference:+.4f}   only a right {d.only_a_right:>4} / only b right "
                           f"{d.only_b_right:>4}   exact McNemar p = {format_p(d.p_value)}" for d in c.per_seed]
                 lines.append(f"    pooled over {len(c.per_seed)} seeds: {c.pooled:+.4f}, 95 % bootstrap over test pairs "
                              f"[{c.low:+.4f}, {c.high:+.4f}]; seeds {c.seeds.min:+.4f} … {c.seeds.max:+.4f} → {c.verdict}")
+                lines.append(self._format_seed_level(level, len(c.per_seed)))
         return "\n".join(lines)
+
+    @staticmethod
+    def _format_seed_level(level: SeedLevel, seeds: int) -> str:
+        if seeds < 2:
+            return "    the method (seeds as the sample): one seed, no test"
+        return (f"    the method (seeds as the sample): {level.mean:+.4f}, 95 % t-interval over {seeds} seeds "
+                f"[{level.low:+.4f}, {level.high:+.4f}], paired t p = {format_p(level.p_value)}, "
+                f"Holm over {level.family} contrasts p = {format_p(level.holm_p)} → {level.verdict}")
