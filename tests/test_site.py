@@ -315,7 +315,7 @@ PAYLOADS = [
     '<img src="missing.png" onerror="window.__pwned = \'onerror\'">',
     '<iframe src="http://evil.example/frame"></iframe>',
     '<img src="http://evil.example/pixel.png">',
-    '<a href="javascript:window.__pwned=\'link\'" id="js-link">a link</a>',
+    '<a href="javascript:void(window.__pwned=\'link\')" id="js-link">a link</a>',
     '<svg onload="window.__pwned = \'svg\'"><circle r="1"/></svg>',
     '<div style="background: url(http://evil.example/bg.png)">styled</div>',
     '<style>@import url("http://evil.example/style.css");</style>',
@@ -597,12 +597,14 @@ def test_planted_html_neither_runs_nor_loads(hostile_site, browser):
         base = f"http://127.0.0.1:{server.server_address[1]}"
         watched = _Watched(browser, base)
         watched.open(f"{stem}.html")
-        watched.page.locator("#js-link").first.click()
         watched.page.wait_for_timeout(500)
-        ran = watched.page.evaluate("() => window.__pwned || null")
+        ran = [watched.page.evaluate("() => window.__pwned || null")]
+        watched.page.locator("#js-link").first.click()
+        watched.page.wait_for_timeout(300)
+        ran.append(watched.page.evaluate("() => window.__pwned || null"))
         frames = len(watched.page.frames)
         watched.page.close()
     finally:
         server.shutdown()
         server.server_close()
-    assert ran is None and frames == 1 and watched.external == [], (ran, frames, watched.external)
+    assert ran == [None, None] and frames == 1 and watched.external == [], (ran, frames, watched.external)
