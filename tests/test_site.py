@@ -285,6 +285,8 @@ def test_the_home_page_is_chinese_and_lists_every_lesson(site):
     assert [row.a["href"] for row in rows] == [f"{stem}.html" for stem in LESSONS]
     assert all(row.find_all("td")[2].get_text(strip=True) for row in rows)
     assert "没有给出仓库地址" in soup.select_one(".run-yourself").get_text()
+    assert soup.select_one('article a[href="readme.html"]') and soup.select_one('article a[href="glossary.html"]')
+    assert f"由 {len(LESSONS)} 个" in text
     assert variant_spellings(text, read_glossary()) == []
 
 
