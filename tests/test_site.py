@@ -27,8 +27,10 @@ from lessons_lib.course.assignments import BEGIN_SOLUTION as BEGIN
 from lessons_lib.course.assignments import END_SOLUTION as END
 from lessons_lib.course.assignments import find_exercises, solution_lines
 from lessons_lib.course.fonts import cjk_characters
-from lessons_lib.website.site import (FONT_FILE, build_site, lesson_box, lesson_paths, readme_overview,
-                                    run_it_yourself_commands)
+from lessons_lib.course.glossary import read_glossary, variant_spellings
+from lessons_lib.website.site import (CONTENT_SECURITY_POLICY, FONT_FILE, LESSON_SUMMARIES, build_site, home_body,
+                                    lesson_box, lesson_paths, readable_math, run_it_yourself_commands,
+                                    sanitise_html, tex_to_text)
 from lessons_lib.errors import CourseInputError
 from lessons_lib.exercises.course_map import PREREQUISITES
 from lessons_lib.paths import NOTEBOOKS_DIR, REPO_ROOT
@@ -39,6 +41,9 @@ CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")  # Debia
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync"]
 LESSONS = [path.stem for path in lesson_paths()]
+PHONE = {"width": 390, "height": 844}
+HEADER_MAX_PX = 64
+CODE_COLUMNS = 120  # the course's line length: a code line this wide fits at 1280 px without scrolling
 BUILD_SECONDS = 120  # the build on CI's 2 cores, with room to spare
 
 
@@ -78,7 +83,7 @@ def _notebook(number: str) -> nbformat.NotebookNode:
 
 
 def test_the_lessons_come_in_course_order_with_previous_and_next(site):
-    order = ["index", *LESSONS, "glossary", "data", "parser", "treebank"]
+    order = ["index", *LESSONS, "glossary", "data", "parser", "treebank", "readme"]
     sidebar = [a["href"] for a in _soup(site / "index.html").select("nav.sidebar a")]
     assert sidebar == [f"{name}.html" for name in order] + ["search.html"]
     for before, page, after in zip([None, *order[:-1]], order, [*order[1:], None]):
@@ -220,13 +225,137 @@ def test_each_page_has_its_own_table_of_contents(site):
 
 def test_what_the_site_reads_from_readme_and_the_notebooks_folder_is_checked(tmp_path):
     readme = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
-    assert readme_overview(readme).startswith("# ") and "## Lessons" in readme_overview(readme)
-    with pytest.raises(CourseInputError, match="no section starting '## Lessons'"):
-        readme_overview(readme.replace("## Lessons", "## Lesson list"))
     with pytest.raises(CourseInputError, match="<!-- learner -->"):
         run_it_yourself_commands(readme.replace("<!-- learner -->", ""))
     with pytest.raises(CourseInputError, match="no lesson notebooks"):
         lesson_paths(tmp_path)
+
+
+def test_formulas_become_readable_text():
+    assert tex_to_text(r"\sqrt{d_k}") == "√d_k"
+    assert tex_to_text(r"\frac{a}{b}") == "a/b"
+    assert tex_to_text(r"\mathrm{x}") == "x"
+    assert tex_to_text(r"\mathrm{softmax}\!\left(\frac{QK^\top}{\sqrt{d_k}}\right) V") == "softmax(QKᵀ/√d_k) V"
+    assert tex_to_text(r"\mathrm{score}_{h}(i, j) = \frac{q_i\cdot k_j}{\sqrt{d_k}} + b_{h}") == "score_h(i, j) = (q_i·k_j)/√d_k + b_h"
+    assert tex_to_text(r"10^{-6}") == "10⁻⁶" and tex_to_text(r"d_{enc}\ne d_{dec}") == "d_enc≠d_dec"
+    assert tex_to_text(r"J = |A \cap B| / |A \cup B|") == "J = |A ∩ B| / |A ∪ B|"
+    assert readable_math(r"除以 $\sqrt{d_k}$，$$\mathrm{score}$$ 与 5 元") == "除以 √d_k，score 与 5 元"
+
+
+def test_search_index_and_tooltips_show_math_as_text(site):
+    index = json.loads((site / "assets" / "search-index.js").read_text(encoding="utf-8")
+                       .removeprefix("window.COURSE_SEARCH = ").rstrip().rstrip(";"))
+    texts = [s["h"] + " " + s["t"] for s in index["sections"]]
+    code = {c.get_text(" ", strip=True) for page in site.glob("*.html") for c in _soup(page).select(".md code")
+            if re.search(r"[$\\]", c.get_text())}
+    prose = [functools.reduce(lambda text, c: text.replace(c, ""), code, t) for t in texts if "$" in t or "\\" in t]
+    raw = [t[:80] for t in prose if re.search(r"\$|\\(sqrt|frac|mathrm)", t)]  # code (`$LCQMC_DIR`) stays as written
+    assert not raw, raw[:5]
+    assert sum("√d_k" in t for t in texts) >= 10  # 2 before formulas were converted
+    titles = [a["title"] for stem in LESSONS for a in _soup(site / f"{stem}.html").select("a.term")]
+    assert titles and not [t for t in titles if re.search(r"\$|\\[a-zA-Z]", t)]
+
+
+def test_mathjax_loads_only_on_pages_with_formulas(site):
+    for page in sorted(site.glob("*.html")):
+        soup = _soup(page)
+        prose = " ".join(node for div in soup.select(".md") for node in div.find_all(string=True)
+                         if not node.find_parent(["code", "pre"]))
+        has_math = bool(re.search(r"\$[^$\n]+\$", prose))
+        loads = soup.select_one("script#MathJax-script") is not None
+        assert loads == has_math, page.name
+    assert _soup(site / "index.html").select_one("script#MathJax-script") is None
+    assert _soup(_lesson(site, "01")).select_one("script#MathJax-script") is not None
+
+
+def test_every_page_has_a_policy_a_favicon_and_no_inline_script(site):
+    for page in sorted(site.glob("*.html")):
+        soup = _soup(page)
+        assert soup.select_one('meta[http-equiv="Content-Security-Policy"]')["content"] == CONTENT_SECURITY_POLICY
+        assert soup.select_one('link[rel="icon"]')["href"] == "assets/favicon.svg"
+        assert all(script.has_attr("src") for script in soup.find_all("script")), page.name
+    assert (site / "assets" / "favicon.svg").read_text(encoding="utf-8").startswith("<svg")
+
+
+def test_the_home_page_is_chinese_and_lists_every_lesson(site):
+    soup = _soup(site / "index.html")
+    text = soup.select_one("article").get_text()
+    assert sum("\u4e00" <= c <= "\u9fff" for c in text) > 0.5 * len(re.sub(r"\s", "", text))
+    rows = soup.select("table.lesson-list tbody tr")
+    assert [row.a["href"] for row in rows] == [f"{stem}.html" for stem in LESSONS]
+    assert all(row.find_all("td")[2].get_text(strip=True) for row in rows)
+    assert "没有给出仓库地址" in soup.select_one(".run-yourself").get_text()
+    assert soup.select_one('article a[href="readme.html"]') and soup.select_one('article a[href="glossary.html"]')
+    assert f"由 {len(LESSONS)} 个" in text
+    assert variant_spellings(text, read_glossary()) == []
+
+
+def test_every_lesson_has_a_line_on_the_home_page():
+    assert sorted(LESSON_SUMMARIES) == [stem[:2] for stem in LESSONS]
+
+
+def test_the_repository_address_is_shown_where_given(tmp_path, capsys):
+    from lessons_lib.cli import main
+
+    nb = _notebook("01")
+    pages = {n: type("P", (), {"href": f"{n}.html", "source": f"notebooks/{n}.ipynb", "title": f"第 {n} 课：x"})()
+             for n in PREREQUISITES}
+    url = "https://example.org/owner/course"
+    assert f'<a href="{url}">' in lesson_box(nb, "01", pages, ["a", "b"], url)
+    assert "没有给出仓库地址" in lesson_box(nb, "01", pages, ["a", "b"])
+    home = home_body(pages, ["a", "b"], url)
+    assert f"git clone {url}" in home and "没有给出仓库地址" not in home
+    assert main(["site", "--out", str(tmp_path / "s"), "--repo-url", "not a url"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: --repo-url") and err.count("\n") == 1 and not (tmp_path / "s").exists()
+
+
+def test_readme_sections_cited_in_a_lesson_link_to_them(site):
+    links = {a["href"] for a in _soup(_lesson(site, "06")).select("a.readme-link")}
+    assert "readme.html#presets" in links and "readme.html#training-on-lcqmc-from-the-command-line" in links
+
+
+PAYLOADS = [
+    '<script>window.__pwned = "script"; fetch("http://evil.example/script")</script>',
+    '<img src="missing.png" onerror="window.__pwned = \'onerror\'">',
+    '<iframe src="http://evil.example/frame"></iframe>',
+    '<img src="http://evil.example/pixel.png">',
+    '<a href="javascript:void(window.__pwned=\'link\')" id="js-link">a link</a>',
+    '<svg onload="window.__pwned = \'svg\'"><circle r="1"/></svg>',
+    '<div style="background: url(http://evil.example/bg.png)">styled</div>',
+    '<style>@import url("http://evil.example/style.css");</style>',
+    '<object data="http://evil.example/object"></object>',
+]
+
+
+def test_sanitising_removes_what_runs_or_loads():
+    from bs4 import BeautifulSoup
+
+    soup = BeautifulSoup(sanitise_html("".join(PAYLOADS)), "html.parser")
+    assert not soup.find_all(["script", "iframe", "svg", "style", "object"])
+    assert not [attr for tag in soup.find_all(True) for attr in tag.attrs if attr.startswith("on") or attr == "style"]
+    assert [img.get("src") for img in soup.find_all("img")] == ["missing.png", None]
+    assert not soup.find("a").has_attr("href")
+    kept = sanitise_html('<img src="data:image/svg+xml;charset=utf-8,%3Csvg%3E" alt="t"><td style="text-align: left">x</td>')
+    assert "data:image/svg+xml" in kept and 'style="text-align: left"' in kept
+
+
+@pytest.fixture(scope="module")
+def hostile_site(tmp_path_factory):
+    """The course's site built with every payload planted in lesson 00's markdown and in a text/html output."""
+    notebooks = tmp_path_factory.mktemp("notebooks")
+    for path in lesson_paths():
+        shutil.copy(path, notebooks / path.name)
+    target = next(notebooks.glob("00_*.ipynb"))
+    nb = nbformat.read(target, as_version=4)
+    nb.cells.insert(1, nbformat.v4.new_markdown_cell("# 第 00 课：payload\n\n" + "\n\n".join(PAYLOADS)))
+    cell = nbformat.v4.new_code_cell("show()")
+    cell.outputs = [nbformat.v4.new_output("display_data", data={"text/html": "".join(PAYLOADS), "text/plain": "x"})]
+    nb.cells.insert(2, cell)
+    nbformat.write(nb, target)
+    out = tmp_path_factory.mktemp("hostile") / "site"
+    build_site(out, notebooks)
+    return out, target.stem
 
 
 # --- in Chromium ----------------------------------------------------------------------------------
@@ -267,14 +396,19 @@ def browser():
 class _Watched:
     """A page that records console errors, failed or refused requests and every request that leaves the site."""
 
-    def __init__(self, browser, base: str):
+    def __init__(self, browser, base: str, viewport: dict | None = None):
         self.base, self.errors, self.external, self.failed = base, [], [], []
-        self.page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        self.page = browser.new_page(viewport=viewport or {"width": 1400, "height": 1000})
         self.page.on("console", lambda m: m.type == "error" and self.errors.append(m.text))
         self.page.on("pageerror", lambda e: self.errors.append(str(e)))
-        self.page.on("requestfailed", lambda r: self.failed.append(r.url))
+        self.page.on("requestfailed", self._failed)
         self.page.on("response", lambda r: r.status >= 400 and self.failed.append(f"{r.status} {r.url}"))
         self.page.route("**/*", self._route)
+
+    def _failed(self, request) -> None:
+        # Chromium fetches the icon after the page has loaded; the next navigation cancels that fetch.
+        if not (request.url.endswith("/assets/favicon.svg") and request.failure == "net::ERR_ABORTED"):
+            self.failed.append(request.url)
 
     def _route(self, route) -> None:
         url = route.request.url
@@ -352,11 +486,130 @@ def test_the_answer_toggle_starts_closed_and_opens(served, browser):
     assert watched.page.evaluate("() => [...document.querySelectorAll('details.answer')].every(d => !d.open)")
     solution = answers.first.locator(".answer-body")
     assert not solution.is_visible()
-    answers.first.locator("summary").click()
+    summary = answers.first.locator("summary")
+    summary.click()
     assert solution.is_visible() and "BEGIN SOLUTION" in solution.inner_text()
+    assert summary.inner_text() == "隐藏答案"  # the label follows the state
     answers.first.scroll_into_view_if_needed()
     watched.page.evaluate("() => window.scrollBy(0, -80)")
     time.sleep(0.3)
     _screenshot(watched.page, "lesson-08-answer-open")
+    summary.click()
+    assert not solution.is_visible() and summary.inner_text() == "显示答案"
     assert watched.errors == [] and watched.external == []
     watched.page.close()
+
+
+# What the layout tests measure, as JavaScript run in the page.
+WRAPPED_OUTPUTS = """() => [...document.querySelectorAll('pre.output')].filter(p => p.offsetParent).filter(p => {
+  const style = getComputedStyle(p);
+  const inner = p.clientHeight - parseFloat(style.paddingTop) - parseFloat(style.paddingBottom);
+  const lines = p.textContent.replace(/\\n$/, '').split('\\n').length;
+  return Math.round(inner / parseFloat(style.lineHeight)) > lines;
+}).map(p => p.textContent.split('\\n')[0].slice(0, 60))"""
+# A code block whose widest line fits the course's line length (a Chinese character counts two columns)
+# must not scroll sideways.
+SCROLLING_CODE = """(columns) => [...document.querySelectorAll('.code pre')].filter(p => p.offsetParent).filter(p => {
+  const widest = Math.max(...p.textContent.split('\\n').map(l => [...l].reduce((n, c) => n + (c.codePointAt(0) >= 0x2e80 ? 2 : 1), 0)));
+  return widest <= columns && p.scrollWidth > p.clientWidth;
+}).map(p => p.textContent.slice(0, 60))"""
+OVERFLOWING = """() => [...document.querySelectorAll('mjx-container[display="true"], article table, pre, .output-html')]
+  .filter(e => e.getBoundingClientRect().right > document.documentElement.clientWidth + 0.5).map(e => e.tagName)"""
+
+
+def test_printed_outputs_keep_their_lines_and_code_fits_at_1280_px(site, served, browser):
+    watched = _Watched(browser, served, {"width": 1280, "height": 800})
+    wrapped, scrolling = {}, {}
+    for stem in LESSONS:
+        watched.open(f"{stem}.html")
+        wrapped[stem] = watched.page.evaluate(WRAPPED_OUTPUTS)
+        scrolling[stem] = watched.page.evaluate(SCROLLING_CODE, CODE_COLUMNS)
+    watched.open(f"{LESSONS[6]}.html")
+    watched.page.locator("pre.output", has_text="LCQMC (measured by the maintainers)").first.scroll_into_view_if_needed()
+    _screenshot(watched.page, "lesson-06-section-2-table-1280")
+    assert not {k: v for k, v in wrapped.items() if v}, wrapped
+    assert not {k: v for k, v in scrolling.items() if v}, scrolling
+    watched.page.close()
+
+
+def test_every_page_fits_a_phone(site, served, browser):
+    watched = _Watched(browser, served, PHONE)
+    for page in sorted(site.glob("*.html")):
+        watched.open(page.name)
+        width = watched.page.evaluate("() => document.scrollingElement.scrollWidth")
+        header = watched.page.evaluate("() => document.querySelector('header.topbar').getBoundingClientRect().height")
+        overflowing = watched.page.evaluate(OVERFLOWING)
+        assert width <= PHONE["width"] and header <= HEADER_MAX_PX and not overflowing, (page.name, width, header,
+                                                                                          overflowing)
+    assert watched.errors == [] and watched.external == []
+    watched.page.close()
+
+
+def test_the_course_menu_folds_on_a_phone(served, browser):
+    watched = _Watched(browser, served, PHONE)
+    watched.open("index.html")
+    menu, button = watched.page.locator("nav.sidebar"), watched.page.locator("button.menu-button")
+    assert button.is_visible() and not menu.is_visible()
+    top = watched.page.locator("article h1").bounding_box()["y"]
+    assert top < 150, top  # the first screen is the page, not the menu
+    _screenshot(watched.page, "home-phone")
+    button.click()
+    assert menu.is_visible() and button.get_attribute("aria-expanded") == "true"
+    assert watched.page.locator(f'nav.sidebar a[href="{LESSONS[1]}.html"]').is_visible()
+    _screenshot(watched.page, "home-phone-menu-open")
+    button.click()
+    assert not menu.is_visible()
+    watched.page.close()
+
+
+def test_a_glossary_jump_lands_below_the_header_on_a_phone(served, browser):
+    watched = _Watched(browser, served, PHONE)
+    watched.open(f"{LESSONS[1]}.html")
+    term = watched.page.locator("a.term").first
+    href = term.get_attribute("href")
+    term.click()
+    watched.page.wait_for_url(f"**/{href}")
+    watched.page.wait_for_timeout(300)
+    anchor = unquote(href.split("#")[1])
+    row_top = watched.page.evaluate("(id) => document.getElementById(id).getBoundingClientRect().top", anchor)
+    header = watched.page.evaluate("() => document.querySelector('header.topbar').getBoundingClientRect().bottom")
+    assert header <= row_top < header + 40, (row_top, header)
+    watched.page.close()
+
+
+def test_a_search_for_a_formula_finds_the_sections_that_write_it(site, served, browser):
+    index = (site / "assets" / "search-index.js").read_text(encoding="utf-8")
+    sections = json.loads(index.removeprefix("window.COURSE_SEARCH = ").rstrip().rstrip(";"))["sections"]
+    expected = sum("√d_k" in s["h"] + " " + s["t"] for s in sections)
+    watched = _Watched(browser, served, {"width": 1280, "height": 800})
+    watched.open("search.html?q=√d_k")
+    hits = watched.page.locator("#search-results li").count()
+    snippets = watched.page.locator("#search-results").inner_text()
+    _screenshot(watched.page, "search-sqrt-dk")
+    assert hits == min(expected, 50) and hits >= 10 and "\\sqrt" not in snippets and "$" not in snippets, hits
+    assert watched.errors == [] and watched.external == []
+    watched.page.close()
+
+
+def test_planted_html_neither_runs_nor_loads(hostile_site, browser):
+    out, stem = hostile_site
+    article = _soup(out / f"{stem}.html").select_one("article")
+    assert not article.find_all(["script", "iframe", "svg", "style", "object"])
+    assert not [a for tag in article.find_all(True) for a in tag.attrs if a.startswith("on")]
+    server = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_QuietHandler, directory=str(out)))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        base = f"http://127.0.0.1:{server.server_address[1]}"
+        watched = _Watched(browser, base)
+        watched.open(f"{stem}.html")
+        watched.page.wait_for_timeout(500)
+        ran = [watched.page.evaluate("() => window.__pwned || null")]
+        watched.page.locator("#js-link").first.click()
+        watched.page.wait_for_timeout(300)
+        ran.append(watched.page.evaluate("() => window.__pwned || null"))
+        frames = len(watched.page.frames)
+        watched.page.close()
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert ran == [None, None] and frames == 1 and watched.external == [], (ran, frames, watched.external)

@@ -30,6 +30,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "or `python -m http.server` in it).",
     )
     p.add_argument("--out", type=Path, default=Path("site"), help="the folder to write (default: site/)")
+    p.add_argument("--repo-url", help="the course repository's address, shown on the home page and in each lesson's "
+                   "\"run it yourself\" box (without it the pages say that none was given)")
     p.set_defaults(handler=run_site)
 
 
@@ -72,7 +74,7 @@ def run_site(args: argparse.Namespace) -> int:
     from lessons_lib.website.site import build_site
     from lessons_lib.validation import check_not_a_file
 
-    report = build_site(check_not_a_file(args.out, "--out"))
+    report = build_site(check_not_a_file(args.out, "--out"), repo_url=args.repo_url)
     print(f"wrote {len(report.pages)} pages ({len(report.files)} files, {report.size_bytes / 1e6:.1f} MB) "
           f"to {args.out} in {report.seconds:.1f} s; open {args.out / 'index.html'}")
     return 0

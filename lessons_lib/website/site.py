@@ -3,8 +3,10 @@
 ``lessons site`` writes one folder of plain files that any static host serves (GitHub Pages,
 ``python -m http.server``) and that loads nothing from another host:
 
-- the home page (README's overview, its Chinese summary and lesson table), the lessons in
-  course order with previous / next, the glossary and the data, parser and treebank cards;
+- a home page in Chinese for the course's reader (``site_assets/home.html``: what the course is, for
+  whom, each lesson with one line of :data:`LESSON_SUMMARIES`, where to get it: ``--repo-url``), the
+  lessons in course order with previous / next, the glossary, the data, parser and treebank cards
+  and README itself (a lesson's citation of a README section links to it);
 - on each lesson page: its prerequisites (:data:`~lessons_lib.exercises.course_map.PREREQUISITES`),
   the wall time ``lessons execute`` recorded, the two commands to run it yourself (from README),
   every committed output (figures as files, displaCy trees as the notebook holds them);
@@ -14,9 +16,12 @@
 - the first use of each glossary term on a page linked to its entry;
 - a search page over every section (substring matching, so a Chinese word is found
   without a word segmenter);
-- MathJax 3 (from the ``django-static-mathjax`` package) and a subset of the course's Noto Sans
-  CJK SC holding exactly the page's characters (:mod:`lessons_lib.course.fonts`), served from the
-  site itself.
+- MathJax 3 (from the ``django-static-mathjax`` package), loaded only by pages with a formula, and
+  a subset of the course's Noto Sans CJK SC holding exactly the page's characters
+  (:mod:`lessons_lib.course.fonts`), served from the site itself; formulas in the search index,
+  titles and tooltips written as plain text (:func:`tex_to_text`);
+- notebook HTML through an allow-list (:func:`sanitise_html`) and a Content-Security-Policy on
+  every page: nothing from a notebook runs, and nothing loads from another host.
 """
 
 from __future__ import annotations
@@ -45,14 +50,35 @@ from lessons_lib.paths import DATA_DIR, NOTEBOOKS_DIR, REPO_ROOT
 ASSETS_DIR = Path(__file__).with_name("site_assets")
 MATHJAX_COMPONENT = "tex-svg-full.js"  # every TeX extension in one file: nothing loaded later
 FONT_FILE = "course-cjk.woff"
-README_SECTIONS = ("## 中文简介", "## Start here", "## Lessons", "## Licence")  # the home page, in this order
+SCRIPTS_AND_STYLES = ("site.css", "site.js", "search.js", "mathjax-config.js", "favicon.svg")  # from site_assets/
+# Every page's policy: scripts, styles, fonts and images only from the site itself (images also as
+# data: URIs: figures and displaCy trees), no inline script or event handler, no frame, no plugin.
+# Inline styles stay allowed: MathJax writes its SVG's styles into the page.
+CONTENT_SECURITY_POLICY = ("default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; "
+                           "img-src 'self' data:; font-src 'self'; connect-src 'self'; frame-src 'none'; "
+                           "object-src 'none'; base-uri 'self'; form-action 'self'")
 # The reference pages: (source in the repository, page name, sidebar title).
 CARDS = (
     ("notebooks/GLOSSARY.md", "glossary", "术语表"),
     ("data/README.md", "data", "数据说明"),
     ("data/parser/README.md", "parser", "句法分析器说明"),
     ("data/treebank/README.md", "treebank", "树库说明"),
+    ("README.md", "readme", "README（英文）"),
 )
+# The home page's one line per lesson (Chinese; the title beside it is the notebook's own). A lesson
+# missing here is listed with its title alone, and tests/test_site.py names it.
+LESSON_SUMMARIES = {
+    "00": "检查环境，看课程地图、三份来源和引用数字的规矩、术语表，以及练习怎样检查。",
+    "01": "softmax(QKᵀ/√d_k)V 一步步拆开：为什么除以 √d_k（实测雅可比矩阵），遮蔽、float16 与整行遮蔽。",
+    "02": "解码器状态作查询、编码器状态作键和值；宽度不同时点积打分不能用，双线性打分与加性打分可以；一个带注意力的 GRU seq2seq。",
+    "03": "拆分与合并头，与 torch.nn.MultiheadAttention 逐元素比较；key_padding_mask 与 0/1 遮蔽混用的静默错误；置换等变。",
+    "04": "正弦位置编码的公式与性质：PE(t+k) 是 PE(t) 的线性变换，点积只取决于偏移；字嵌入为什么乘以 √D。",
+    "05": "把零件装成编码器块：残差相加并归一化、逐位置前馈网络，Post-LN 与 Pre-LN 的梯度，预热。",
+    "06": "LCQMC 句对分类：先看清数据、做两个基线，再训练教材第 8 章的模型，用精确 McNemar 检验比较。",
+    "07": "依存树与树距离：分词不一致的代价、displaCy 画图、父节点数组的根约定、最近公共祖先与距离桶。",
+    "08": "句法偏置注意力：每个距离桶一个可学习的偏置，加在注意力分数上；一个必须用到句法的对照任务，以及样例上的消融。",
+    "09": "推理时不用句法分析器的四种办法：更小的分析器、缓存、距离预测器、去掉偏置，放在同一张表里比较。",
+}
 _LESSON_FILE = re.compile(r"^(\d\d)_\w+\.ipynb$")
 _MATH = re.compile(r"\$\$.+?\$\$|\$[^$\n]+?\$", re.S)
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
@@ -71,6 +97,7 @@ class Page:
         body: the article's HTML; ``top``: the boxes shown above it.
         toc: the page's own table of contents, ``(level, id, text)``.
         sections: its search entries (:func:`search_index`).
+        math: whether its prose holds a formula (only then does the page load MathJax).
     """
 
     name: str
@@ -82,6 +109,7 @@ class Page:
     top: str = ""
     toc: list[tuple[int, str, str]] = field(default_factory=list)
     sections: list[dict[str, str]] = field(default_factory=list)
+    math: bool = False
 
     @property
     def href(self) -> str:
@@ -98,6 +126,69 @@ class SiteReport:
     seconds: float
 
 
+# --- math as readable text (search index, tooltips, titles: places MathJax does not typeset) ---------
+
+_TEX_SYMBOLS = {
+    "cdot": "·", "times": "×", "top": "ᵀ", "infty": "∞", "ne": "≠", "neq": "≠", "le": "≤", "leq": "≤",
+    "ge": "≥", "geq": "≥", "approx": "≈", "to": "→", "rightarrow": "→", "leftarrow": "←", "in": "∈",
+    "sum": "Σ", "prod": "∏", "pm": "±", "cap": "∩", "cup": "∪", "ldots": "…", "dots": "…", "cdots": "⋯",
+    "lVert": "‖", "rVert": "‖", "Vert": "‖", "lvert": "|", "rvert": "|", "mid": "|", "quad": " ", "qquad": " ",
+    "alpha": "α", "beta": "β", "gamma": "γ", "delta": "δ", "epsilon": "ε", "varepsilon": "ε", "theta": "θ",
+    "lambda": "λ", "mu": "μ", "pi": "π", "sigma": "σ", "tau": "τ", "phi": "φ", "omega": "ω", "Delta": "Δ",
+    "Sigma": "Σ", "Omega": "Ω",
+}
+_SUPERSCRIPTS = str.maketrans("0123456789-+()ni", "⁰¹²³⁴⁵⁶⁷⁸⁹⁻⁺⁽⁾ⁿⁱ")
+_BRACED = r"\{([^{}]*)\}"
+
+
+def tex_to_text(tex: str) -> str:
+    """A TeX formula as plain text a reader (and a substring search) can use: ``\\sqrt{d_k}`` → ``√d_k``.
+
+    Covers what the course writes: \\sqrt, \\frac, \\mathrm-like fonts, sub- and superscripts and
+    common symbols; any other command loses its backslash and keeps its name.
+    """
+    text = re.sub(r"\\(?:left|right|big|Big|bigg|Bigg)\b|\\!", "", tex)
+    text = re.sub(r"\\[,;: ]", " ", text)
+    for _ in range(5):  # innermost braces first, so nested \\frac{\\sqrt{d}}{2} works
+        before = text
+        text = re.sub(r"\^\s*(\\top\b|[0-9a-zA-Z+-])", lambda m: _superscript(m.group(1)), text)
+        text = re.sub(r"\\(?:mathrm|text|mathbf|mathit|mathsf|mathtt|operatorname|boldsymbol|mathcal)\s*" + _BRACED, r"\1", text)
+        text = re.sub(r"\\sqrt\s*" + _BRACED, lambda m: "√" + (m.group(1) if re.fullmatch(r"\w+", m.group(1)) else f"({m.group(1)})"), text)
+        text = re.sub(r"\\frac\s*" + _BRACED + r"\s*" + _BRACED, lambda m: f"{_grouped(m.group(1))}/{_grouped(m.group(2))}", text)
+        text = re.sub(r"\^\s*" + _BRACED, lambda m: _superscript(m.group(1)), text)
+        text = re.sub(r"_\s*" + _BRACED, lambda m: "_" + m.group(1).replace(" ", ""), text)
+        if text == before:
+            break
+    text = re.sub(r"( ?)\\([A-Za-z]+)( ?)(?=(.?))", _command, text)
+    text = text.replace("\\{", "{").replace("\\}", "}").replace("{", "").replace("}", "").replace("\\", " ")
+    return re.sub(r"\s+", " ", text).strip()
+
+
+def _command(match: re.Match) -> str:
+    """A symbol's character; any other command (``\\cos``) its name, a space before a following letter."""
+    before, name, space, after = match.groups()
+    if name in _TEX_SYMBOLS:  # spaced as written on both sides (A \\cap B), else tight (q\\cdot k)
+        return before + _TEX_SYMBOLS[name] + (space if before else "")
+    return before + name + (" " if space or after.isalnum() or after == "\\" else "")
+
+
+def _grouped(part: str) -> str:
+    return part.strip() if re.fullmatch(r"[\w.·√ᵀ⁰¹²³⁴⁵⁶⁷⁸⁹⁻⁺]+", part.strip()) else f"({part.strip()})"
+
+
+def _superscript(part: str) -> str:
+    if part.strip() in ("\\top", "T"):
+        return "ᵀ"
+    if re.fullmatch(r"[0-9ni()+-]+", part.strip()):
+        return part.strip().translate(_SUPERSCRIPTS)
+    return f"^({part})" if len(part) > 1 else f"^{part}"
+
+
+def readable_math(text: str) -> str:
+    """``text`` with each ``$…$`` and ``$$…$$`` formula replaced by :func:`tex_to_text` of it."""
+    return _MATH.sub(lambda m: tex_to_text(m.group(0).strip("$")), text)
+
+
 def _read_text(path: Path) -> str:
     with file_errors(path, "read"):
         return path.read_text(encoding="utf-8")
@@ -109,18 +200,6 @@ def lesson_paths(notebooks_dir: Path = NOTEBOOKS_DIR) -> list[Path]:
     if not paths:
         raise CourseInputError(f"no lesson notebooks (NN_name.ipynb) in {notebooks_dir}")
     return paths
-
-
-def readme_overview(readme: str) -> str:
-    """README's preamble and its sections :data:`README_SECTIONS`, in that order (the home page)."""
-    parts = re.split(r"(?m)^(?=## )", readme)
-    chosen = [parts[0]]
-    for start in README_SECTIONS:
-        found = [part for part in parts[1:] if part.startswith(start)]
-        if not found:
-            raise CourseInputError(f"README.md has no section starting {start!r} (the website's home page shows it)")
-        chosen.append(found[0])
-    return "\n".join(chosen)
 
 
 def run_it_yourself_commands(readme: str) -> list[str]:
@@ -146,7 +225,72 @@ def _slug(text: str, taken: set[str]) -> str:
 def _markdown(text: str) -> str:
     from nbconvert.filters.markdown_mistune import markdown2html_mistune
 
-    return markdown2html_mistune(text)
+    return sanitise_html(markdown2html_mistune(text))
+
+
+# --- notebook HTML, sanitised: nothing runs and nothing loads from another host ----------------------
+
+_ALLOWED_TAGS = {
+    "a", "abbr", "b", "blockquote", "br", "caption", "code", "col", "colgroup", "dd", "del", "details", "div", "dl",
+    "dt", "em", "figcaption", "figure", "h1", "h2", "h3", "h4", "h5", "h6", "hr", "i", "img", "ins", "kbd", "li",
+    "mark", "ol", "p", "pre", "q", "s", "samp", "small", "span", "strong", "sub", "summary", "sup", "table", "tbody",
+    "td", "tfoot", "th", "thead", "tr", "u", "ul", "var",
+}
+# Removed with everything inside them (their content is code, or a frame onto another page); any other
+# tag outside the allow-list is unwrapped: its text stays.
+_DROPPED_TAGS = {
+    "script", "style", "iframe", "frame", "frameset", "object", "embed", "applet", "template", "noscript", "svg", "math",
+    "link", "meta", "base", "audio", "video", "source", "track", "canvas", "form", "input", "button", "select",
+    "textarea", "portal", "picture",
+}
+_ALLOWED_ATTRIBUTES = {"class", "id", "title", "lang", "dir", "align", "href", "src", "alt", "width", "height",
+                       "colspan", "rowspan", "start", "open"}
+_ALIGN_STYLE = re.compile(r"\s*text-align\s*:\s*(left|right|center)\s*;?\s*")  # markdown tables' column alignment
+_DATA_IMAGE = re.compile(r"data:image/(png|jpeg|gif|webp|svg\+xml)[;,]", re.I)
+
+
+def _safe_url(url: str, loads: bool) -> bool:
+    """Whether a link (``loads=False``) or a source the page fetches (``loads=True``) may stay.
+
+    Links may point anywhere on the web (they load nothing until followed) but never run script;
+    sources must be the site's own files or data images.
+    """
+    bare = re.sub(r"[\x00-\x20\x7f]", "", url)
+    parts = urlsplit(bare)
+    if loads:
+        return (not parts.scheme and not parts.netloc) or bool(_DATA_IMAGE.match(bare))
+    return parts.scheme.lower() in ("", "http", "https", "mailto")
+
+
+def sanitise_html(fragment: str) -> str:
+    """An HTML fragment from a notebook (markdown cell, ``text/html`` output) with an allow-list applied.
+
+    Scripts, frames, styles, forms and embedded objects are removed with their content; every
+    attribute outside a short list goes (so ``onerror=``, ``onload=`` and ``style=`` do), except a
+    markdown table's text alignment; ``href`` keeps web and mail links only (no ``javascript:``), and
+    ``src`` only the site's own files and ``data:`` images, so nothing loads from another host.
+    """
+    from bs4 import BeautifulSoup, Comment
+
+    soup = BeautifulSoup(fragment, "html.parser")
+    for comment in soup.find_all(string=lambda text: isinstance(text, Comment)):
+        comment.extract()
+    for tag in soup.find_all(True):
+        if tag.decomposed:
+            continue
+        if tag.name in _DROPPED_TAGS:
+            tag.decompose()
+            continue
+        if tag.name not in _ALLOWED_TAGS:
+            tag.unwrap()
+            continue
+        for name, value in list(tag.attrs.items()):
+            value = " ".join(value) if isinstance(value, list) else str(value)
+            keep = (name in _ALLOWED_ATTRIBUTES or (name == "style" and _ALIGN_STYLE.fullmatch(value))) and (
+                name not in ("href", "src") or _safe_url(value, loads=name == "src"))
+            if not keep:
+                del tag[name]
+    return str(soup)
 
 
 def _highlight(source: str) -> str:
@@ -188,7 +332,7 @@ def _output_html(output: nbformat.NotebookNode, images: _Images, alt: str) -> st
         return f'<pre class="output error">{html.escape(_ANSI.sub("", chr(10).join(output.get("traceback", []))))}</pre>'
     data = output.get("data", {})
     if "text/html" in data:
-        return f'<div class="output output-html">{_text(data["text/html"])}</div>'
+        return f'<div class="output output-html">{sanitise_html(_text(data["text/html"]))}</div>'
     for mime, extension in (("image/svg+xml", "svg"), ("image/png", "png"), ("image/jpeg", "jpg")):
         if mime in data:
             content = _text(data[mime])
@@ -260,7 +404,32 @@ def _first_heading(text: str, where: str) -> str:
     return match.group(1)
 
 
-def lesson_box(nb: nbformat.NotebookNode, number: str, lesson_pages: dict[str, "Page"], commands: list[str]) -> str:
+def check_repo_url(url: str | None) -> str | None:
+    """``--repo-url``: a web, ssh or git address of the course's repository (``None``: none given)."""
+    if url is None:
+        return None
+    parts = urlsplit(url)
+    if not ((parts.scheme in ("http", "https", "ssh", "git") and parts.netloc) or re.fullmatch(r"[\w.-]+@[\w.-]+:\S+", url)) \
+            or re.search(r"[\s<>\"']", url):
+        raise CourseInputError(f"--repo-url {url!r} is not a repository address (like https://github.com/owner/course)")
+    return url
+
+
+def _repo_line(repo_url: str | None) -> str:
+    if repo_url is None:
+        return "构建本站时没有给出仓库地址（<code>lessons site --repo-url 地址</code>）；"
+    return f'仓库：<a href="{html.escape(repo_url)}">{html.escape(repo_url)}</a>；'
+
+
+def home_body(lessons: dict[str, "Page"], commands: list[str], repo_url: str | None) -> str:
+    """The home page's article: what the course is, for whom, the lessons (one line each), where to get it."""
+    rows = [{"number": number, "href": page.source, "title": re.sub(r"^第\s*\d+\s*课[：:]\s*", "", page.title),
+             "summary": LESSON_SUMMARIES.get(number, "")} for number, page in lessons.items()]
+    return _environment().get_template("home.html").render(lessons=rows, commands=commands, repo_url=repo_url)
+
+
+def lesson_box(nb: nbformat.NotebookNode, number: str, lesson_pages: dict[str, "Page"], commands: list[str],
+               repo_url: str | None = None) -> str:
     """The boxes at the top of a lesson: its prerequisites, its recorded wall time, how to run it yourself."""
     needs = PREREQUISITES.get(number)
     if needs is None:
@@ -276,7 +445,8 @@ def lesson_box(nb: nbformat.NotebookNode, number: str, lesson_pages: dict[str, "
     run = "".join(f"<pre><code>{html.escape(c)}</code></pre>" for c in commands)
     return (f'<div class="lesson-meta"><div><strong>先修</strong>：{links}</div>'
             f'<div><strong>运行时间</strong>：{wall}</div></div>'
-            f'<div class="run-yourself"><div><strong>自己运行</strong>：在仓库根目录（Python 3.10–3.12 的虚拟环境里）</div>'
+            f'<div class="run-yourself"><div><strong>自己运行</strong>：{_repo_line(repo_url)}'
+            f'在仓库根目录（Python 3.10–3.12 的虚拟环境里）</div>'
             f'{run}<div>然后在 JupyterLab 里打开 <code>{html.escape(lesson_pages[number].source.split("/")[-1])}</code>。'
             f'</div></div>')
 
@@ -296,7 +466,7 @@ class _Terms:
         entries = [e for e in parse_glossary(text, str(GLOSSARY_PATH)) if len(e.term) >= 2]
         terms = sorted((e.term for e in entries), key=len, reverse=True)  # longest first: 缩放点积注意力 before 注意力
         pattern = re.compile("|".join(re.escape(t) for t in terms)) if terms else None
-        return cls(pattern, {e.term: f"{e.english}：{e.definition}" for e in entries})
+        return cls(pattern, {e.term: readable_math(f"{e.english}：{e.definition}") for e in entries})
 
 
 def glossary_anchor(term: str) -> str:
@@ -325,6 +495,44 @@ def _link_terms(soup, terms: _Terms) -> None:
                 pieces.append(NavigableString(text[last:match.start()]))
                 link = soup.new_tag("a", href=f"glossary.html#{quote(glossary_anchor(term))}", attrs={"class": "term"})
                 link["title"], link.string = terms.titles[term], term
+                pieces.append(link)
+                last = match.end()
+            if pieces:
+                pieces.append(NavigableString(text[last:]))
+                node.replace_with(*pieces)
+
+
+# A lesson citing a README section: README「Presets」, README 的 “Presets” 一节, README "Measured".
+_README_SECTION = re.compile(r"README\s*(?:的\s*)?[「“\"]([^」”\"\n]{2,80})[」”\"]")
+
+
+def _readme_target(name: str, sections: dict[str, str]) -> str | None:
+    """The link of README's section called ``name``, or the only one whose heading starts with it."""
+    if name in sections:
+        return sections[name]
+    starting = [href for heading, href in sections.items() if heading.startswith(name)]
+    return starting[0] if len(starting) == 1 else None
+
+
+def _link_readme_sections(soup, sections: dict[str, str]) -> None:
+    """Each citation of a README section in prose becomes a link to that section of the README page.
+
+    A citation naming no section of README (or more than one) stays plain text.
+    """
+    from bs4 import NavigableString
+
+    for container in soup.select("div.md"):
+        for node in list(container.find_all(string=_README_SECTION)):
+            if any(parent.name in _SKIP_TERMS_INSIDE for parent in node.parents):
+                continue
+            pieces, text, last = [], str(node), 0
+            for match in _README_SECTION.finditer(text):
+                target = _readme_target(match.group(1).strip(), sections)
+                if target is None:
+                    continue
+                pieces.append(NavigableString(text[last:match.start()]))
+                link = soup.new_tag("a", href=target, attrs={"class": "readme-link"})
+                link.string = match.group(0)
                 pieces.append(link)
                 last = match.end()
             if pieces:
@@ -380,18 +588,20 @@ def _glossary_ids(soup) -> None:
             row["id"] = glossary_anchor(first.get_text(strip=True))
 
 
-def finish_page(page: Page, targets: dict[str, str], terms: _Terms) -> None:
-    """Headings, links and glossary links of ``page.body``, in place."""
+def finish_page(page: Page, targets: dict[str, str], terms: _Terms, readme_sections: dict[str, str]) -> None:
+    """Headings, links, README section links and glossary links of ``page.body``, in place."""
     from bs4 import BeautifulSoup
 
     soup = BeautifulSoup(page.body, "html.parser")
     _fix_links(soup, page.source, targets)
+    _link_readme_sections(soup, readme_sections)
     if page.name == "glossary":
         _glossary_ids(soup)
     else:
         _link_terms(soup, terms)
     page.toc = _headings(soup)
     page.sections = _sections(soup, page.title)
+    page.math = _has_math(soup)
     title = soup.find("h1")
     if page.top and title is not None:  # the lesson's boxes right under its title
         title.insert_after(BeautifulSoup(page.top, "html.parser"))
@@ -412,11 +622,29 @@ def _sections(soup, title: str) -> list[dict[str, str]]:
         for node in container.find_all(["h1", "h2", "h3", "h4", "p", "li", "td", "th", "pre"]):
             if node.name in ("h1", "h2", "h3", "h4"):
                 entries.append(current)
-                current = {"a": node.get("id", ""), "h": node.get_text(" ", strip=True), "t": []}
+                current = {"a": node.get("id", ""), "h": _readable_text(node), "t": []}
             elif node.name in ("td", "th") or not node.find_parent(["li", "td", "th"]):
-                current["t"].append(node.get_text(" ", strip=True))
+                current["t"].append(_readable_text(node))
     entries.append(current)
     return [{"a": e["a"], "h": e["h"], "t": " ".join(e["t"])} for e in entries if e["t"] or e["a"]]
+
+
+def _readable_text(node) -> str:
+    """A node's text with its formulas as :func:`readable_math` writes them (code is left as it is)."""
+    from bs4 import NavigableString
+
+    parts = [str(s) if s.find_parent(["code", "pre"]) else readable_math(str(s))
+             for s in node.find_all(string=True) if isinstance(s, NavigableString)]
+    return re.sub(r"\s+", " ", "".join(parts)).strip()  # "".join: a linked term stays part of its word
+
+
+def _has_math(soup) -> bool:
+    """Whether the prose MathJax reads (``.tex2jax_process``, outside code) holds a formula."""
+    for container in soup.select(".tex2jax_process"):
+        for node in container.find_all(string=True):
+            if not node.find_parent(["code", "pre"]) and (_MATH.search(node) or re.search(r"\\[(\[]", node)):
+                return True
+    return False
 
 
 def search_index(pages: list[Page]) -> str:
@@ -432,12 +660,10 @@ def _markdown_page(source: str, name: str, nav_title: str, group: str) -> Page:
                 body=f'<div class="md tex2jax_process">{_markdown(text)}</div>')
 
 
-def collect_pages(notebooks_dir: Path = NOTEBOOKS_DIR) -> tuple[list[Page], dict[str, bytes]]:
+def collect_pages(notebooks_dir: Path = NOTEBOOKS_DIR, repo_url: str | None = None) -> tuple[list[Page], dict[str, bytes]]:
     """Every page of the site in sidebar order, rendered and linked; and the figures they show."""
     readme = _read_text(REPO_ROOT / "README.md")
     commands = run_it_yourself_commands(readme)
-    home = Page(name="index", title=_first_heading(readme, "README.md"), nav_title="首页", group="", source="README.md",
-                body=f'<div class="md tex2jax_process">{_markdown(readme_overview(readme))}</div>')
     lessons, notebooks = {}, {}
     for path in lesson_paths(notebooks_dir):
         number = path.name[:2]
@@ -452,22 +678,30 @@ def collect_pages(notebooks_dir: Path = NOTEBOOKS_DIR) -> tuple[list[Page], dict
     for number, page in lessons.items():
         figures = _Images(page.name)
         page.body = notebook_body(notebooks[number], page.source.split("/")[-1], figures)
-        page.top = lesson_box(notebooks[number], number, lessons, commands)
+        page.top = lesson_box(notebooks[number], number, lessons, commands, repo_url)
         images.update(figures.files)
+    home = Page(name="index", title="注意力：从点积到句法偏置的 Transformer", nav_title="首页", group="", source="",
+                body=home_body(lessons, commands, repo_url))
     cards = [_markdown_page(source, name, nav, "参考") for source, name, nav in CARDS]
     pages = [home, *lessons.values(), *cards]
-    targets = {p.source: p.href for p in pages}
+    targets = {p.source: p.href for p in pages if p.source}
     terms = _Terms.from_glossary(_read_text(GLOSSARY_PATH))
+    readme_page = next(p for p in cards if p.source == "README.md")
+    finish_page(readme_page, targets, terms, {})
+    sections = {text: f"{readme_page.href}#{anchor}" for _, anchor, text in readme_page.toc}
     for page in pages:
-        finish_page(page, targets, terms)
+        if page is not readme_page:
+            finish_page(page, targets, terms, sections)
     return pages, images
 
 
 def _environment():
     from jinja2 import Environment, FileSystemLoader, select_autoescape
 
-    return Environment(loader=FileSystemLoader(ASSETS_DIR), autoescape=select_autoescape(["html"]),
-                       keep_trailing_newline=True)
+    environment = Environment(loader=FileSystemLoader(ASSETS_DIR), autoescape=select_autoescape(["html"]),
+                              keep_trailing_newline=True)
+    environment.filters["plain"] = readable_math  # titles outside the typeset prose (<title>, sidebar)
+    return environment
 
 
 def render_pages(pages: list[Page]) -> dict[str, str]:
@@ -476,11 +710,12 @@ def render_pages(pages: list[Page]) -> dict[str, str]:
     nav = [{"href": p.href, "title": p.nav_title, "group": p.group} for p in pages]
     out = {}
     for i, page in enumerate(pages):
-        out[page.href] = template.render(page=page, nav=nav, current=page.href, search=False,
+        out[page.href] = template.render(page=page, nav=nav, current=page.href, search=False, csp=CONTENT_SECURITY_POLICY,
                                          previous=pages[i - 1] if i > 0 else None,
                                          next=pages[i + 1] if i + 1 < len(pages) else None)
     search = Page(name="search", title="搜索", nav_title="搜索", group="", source="")
-    out[search.href] = template.render(page=search, nav=nav, current=search.href, search=True, previous=None, next=None)
+    out[search.href] = template.render(page=search, nav=nav, current=search.href, search=True, previous=None, next=None,
+                                       csp=CONTENT_SECURITY_POLICY)
     return out
 
 
@@ -501,27 +736,29 @@ def _assets(documents: dict[str, str]) -> dict[str, bytes]:
     """The stylesheets, scripts, MathJax and the CJK font subset holding every character of ``documents``."""
     from pygments.formatters import HtmlFormatter
 
-    files = {f"assets/{name}": (ASSETS_DIR / name).read_bytes() for name in ("site.css", "search.js")}
+    files = {f"assets/{name}": (ASSETS_DIR / name).read_bytes() for name in SCRIPTS_AND_STYLES}
     files["assets/pygments.css"] = HtmlFormatter(cssclass="highlight").get_style_defs(".highlight").encode("utf-8")
     files.update(_mathjax_files())
     files[f"assets/{FONT_FILE}"] = font_subset(cjk_characters("".join(documents.values())), flavor="woff")
     return files
 
 
-def build_site(out_dir: Path, notebooks_dir: Path = NOTEBOOKS_DIR) -> SiteReport:
+def build_site(out_dir: Path, notebooks_dir: Path = NOTEBOOKS_DIR, repo_url: str | None = None) -> SiteReport:
     """Write the course's website into ``out_dir`` from the committed notebooks and cards.
 
     ``out_dir`` must be new, empty, or hold only files this course wrote there (an earlier
-    site); every page is rendered before anything is written.
+    site); every page is rendered before anything is written. ``repo_url``, the repository's
+    address, is shown on the home page and in each lesson's "run it yourself" box.
 
     Raises:
         CourseInputError: ``out_dir`` is inside the notebooks folder or holds files the course
-            did not write; a notebook or card is unreadable; MathJax is not installed.
+            did not write; a notebook or card is unreadable; MathJax is not installed; ``repo_url``
+            is not a repository address.
     """
     start = time.perf_counter()
     check_output_outside(out_dir, [notebooks_dir, DATA_DIR], flag="--out")
     _refuse_foreign(out_dir)  # before the work, and again under the folder's lock
-    pages, images = collect_pages(notebooks_dir)
+    pages, images = collect_pages(notebooks_dir, check_repo_url(repo_url))
     documents = render_pages(pages)
     documents["assets/search-index.js"] = search_index(pages)
     files: dict[str, bytes] = {name: text.encode("utf-8") for name, text in documents.items()}
