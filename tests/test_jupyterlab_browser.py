@@ -285,6 +285,7 @@ _LABELS_OUTSIDE = """async (control) => {
   const check = async (svgText) => {
     const holder = document.createElement('div');
     holder.style.position = 'absolute'; holder.style.left = '0'; holder.style.top = '0';
+    holder.style.fontSize = '16px';  // what the SVG gets inside an <img>, not JupyterLab's smaller page font
     holder.innerHTML = svgText;
     document.body.appendChild(holder);
     await document.fonts.ready;
