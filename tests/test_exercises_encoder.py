@@ -70,9 +70,23 @@ def test_post_ln_gradient_ratio_is_measured_and_a_far_answer_is_refused(capsys):
 
     measured = post_ln_gradient_ratio(embedding_norm=False, seeds=(0,), depth=6, width=32)
     assert 0.5 < measured < 2.0
-    check_post_ln_gradient_ratio(lambda: post_ln_gradient_ratio(embedding_norm=False))
+    without = post_ln_gradient_ratio(embedding_norm=False)
+    kept = post_ln_gradient_ratio(embedding_norm=True)
+    check_post_ln_gradient_ratio(lambda: (without, kept))
     out = capsys.readouterr().out
-    assert "✅" in out and "为什么" in out
-    for wrong, message in [(0.5, "偏小"), (2.0, "偏大"), ("1.0", "应当是一个数")]:
+    assert "✅" in out and "配对差" in out
+    check_post_ln_gradient_ratio(lambda: [without + 5e-4, kept - 5e-4])  # a list, within the tolerance
+    assert "✅" in capsys.readouterr().out
+    wrong_answers = [
+        ((kept, kept), "未改动的设置"),           # no change made: the unchanged set-up's value
+        ((1.0, kept), "猜测"),                    # a guess
+        ((1.0, 1.0), "猜测"),
+        ((kept, without), "顺序反了"),
+        ((without * 1.1, kept), "相差超过"),       # within the old 15 % tolerance, refused now
+        ((without, kept * 0.95), "相差超过"),
+        (without, "两个数"),
+        (("1.0", kept), "两个数"),
+    ]
+    for wrong, message in wrong_answers:
         with pytest.raises(CheckError, match=message):
             check_post_ln_gradient_ratio(lambda wrong=wrong: wrong)

@@ -44,6 +44,8 @@ def test_right_answers_pass(capsys):
         (lambda column: list(column), "1-based"),
         (lambda column: [i if h == 0 else h - 1 for i, h in enumerate(column)], "spaCy"),
         (lambda column: None, "return"),
+        (lambda column: [max(h - 1, 0) for h in column], "根的父节点写成了 0"),       # the most common mistake
+        (lambda column: [h - 1 for h in column[:-1]] + [7], r"你的值为 7。"),     # an integer shown as one, not 7.0000
     ],
 )
 def test_conversion_mistakes_are_explained(wrong, phrase):
@@ -87,7 +89,7 @@ def test_messages_do_not_reveal_expected_values():
         check_tree_distance_matrix(lambda h: torch.zeros(len(h), len(h), dtype=torch.long))
     # The message names a position and the learner's own value, never the expected matrix.
     assert "tensor(" not in str(info.value)
-    assert "你的值为 0.0000" in str(info.value)
+    assert "你的值为 0。" in str(info.value)
 
 
 def test_an_unfinished_exercise_is_named_as_not_done():

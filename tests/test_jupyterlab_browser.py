@@ -285,6 +285,7 @@ _LABELS_OUTSIDE = """async (control) => {
   const check = async (svgText) => {
     const holder = document.createElement('div');
     holder.style.position = 'absolute'; holder.style.left = '0'; holder.style.top = '0';
+    holder.style.fontSize = '16px';  // what the SVG gets inside an <img>, not JupyterLab's smaller page font
     holder.innerHTML = svgText;
     document.body.appendChild(holder);
     await document.fonts.ready;
@@ -294,15 +295,44 @@ _LABELS_OUTSIDE = """async (control) => {
     const cut = texts.filter(t => { const b = t.getBBox();
       return b.width === 0 || b.x < 0 || b.y < 0 || b.x + b.width > width || b.y + b.height > height; })
       .map(t => t.textContent.trim());
+    // Each arc label, as laid out: its text length within its arc's top line, and no arc's line through its box.
+    const arrows = [...svg.querySelectorAll('g.displacy-arrow')].map(g => ({
+      label: g.querySelector('textPath').textContent.trim(), text: g.querySelector('text'),
+      points: g.querySelector('path.displacy-arc').getAttribute('d').replace('M', '').trim().split(/\s+/)
+        .map(p => p.split(',').map(Number))}));
+    const pieces = arrows.flatMap(a => a.points.slice(1).map((p, i) => ({from: a.points[i], to: p, label: a.label})));
+    const crowded = [];
+    for (const a of arrows) {
+      const top = Math.abs(a.points[2][0] - a.points[1][0]), length = a.text.getComputedTextLength();
+      if (length > top) crowded.push(`${a.label}: ${length.toFixed(0)} px of text on a ${top.toFixed(0)} px line`);
+      const b = a.text.getBBox();
+      for (const l of pieces) {
+        if (Math.min(l.from[0], l.to[0]) < b.x + b.width && Math.max(l.from[0], l.to[0]) > b.x
+            && Math.min(l.from[1], l.to[1]) < b.y + b.height && Math.max(l.from[1], l.to[1]) > b.y)
+          crowded.push(`${a.label}: crossed by the line of ${l.label}`);
+      }
+    }
     holder.remove();
-    return {labels: texts.length, cut};
+    return {labels: texts.length, cut, crowded: [...new Set(crowded)]};
   };
   const drawings = [];
   for (const text of sources) drawings.push(await check(text));
-  return {drawings, control: await check(control)};
+  return {drawings, control: await check(control.edge), crowdedControl: await check(control.crowded)};
 }"""
 _CONTROL_SVG = ('<svg xmlns="http://www.w3.org/2000/svg" width="100" height="40">'
                 '<text x="10" y="20">inside</text><text x="90" y="20">past the right edge</text></svg>')
+
+
+def _crowded_control_svg() -> str:
+    """displaCy's own drawing (95 px between words) of a tree with a label longer than its arc
+    (``discourse:sp``) and one under a nested arc's line (``acl:relcl``): what the check must find."""
+    from spacy import displacy
+    from spacy.tokens import Doc
+    from spacy.vocab import Vocab
+
+    doc = Doc(Vocab(), words=["他", "打", "了", "你", "说", "的", "人", "吗"], heads=[1, 1, 1, 4, 6, 4, 1, 6],
+              deps=["nsubj", "ROOT", "aux", "nsubj", "acl:relcl", "mark:rel", "obj", "discourse:sp"])
+    return displacy.render(doc, style="dep", jupyter=False, options={"compact": True, "distance": 95})
 
 
 def _drawings_in_an_untrusted_notebook(browser, lab, lesson: str, at_least: int, screenshot: str) -> None:
@@ -333,10 +363,14 @@ def _drawings_in_an_untrusted_notebook(browser, lab, lesson: str, at_least: int,
     assert len(images) == drawings, (drawings, images)
     assert all(i["naturalWidth"] > 0 and i["shown"] for i in images), images
     assert "<IPython.core.display.SVG object>" not in page.locator(".jp-NotebookPanel").inner_text()
-    labels = page.evaluate(_LABELS_OUTSIDE, _CONTROL_SVG)
+    labels = page.evaluate(_LABELS_OUTSIDE, {"edge": _CONTROL_SVG, "crowded": _crowded_control_svg()})
     assert labels["control"]["cut"] == ["past the right edge"], labels["control"]  # the check finds a cut label
-    assert len(labels["drawings"]) == drawings and all(d["labels"] >= 4 and d["cut"] == [] for d in labels["drawings"]), (
-        labels["drawings"])
+    # ... and a label longer than its arc, and one crossed by a line, in displaCy's default spacing.
+    crowded = labels["crowdedControl"]["crowded"]
+    assert any(c.startswith("discourse:sp:") and "px of text" in c for c in crowded), crowded
+    assert any(c.startswith("acl:relcl:") and "crossed" in c for c in crowded), crowded
+    assert len(labels["drawings"]) == drawings and all(d["labels"] >= 4 and d["cut"] == [] and d["crowded"] == []
+                                                       for d in labels["drawings"]), labels["drawings"]
     tree = page.locator(".jp-NotebookPanel .jp-OutputArea-output img[src^='data:image/svg+xml']").first
     tree.scroll_into_view_if_needed()
     ARTIFACTS.mkdir(parents=True, exist_ok=True)

@@ -187,3 +187,30 @@ def test_a_category_map_refuses_an_unnamed_id_and_fractions():
     with pytest.raises(CourseInputError, match="key_labels.*1 labels for 2"):
         category_heatmap(torch.tensor([[0, 0]]), {0: "同词"}, None, ["a"])
     plt.close("all")
+
+
+# Trees whose labels displaCy's default spacing garbles: an adjacent arc shorter than its label
+# (`discourse:sp`, as in lesson 08), a label under a nested arc's line (`acl:relcl` over `mark:rel`).
+_CROWDED_TREES = [
+    (["他", "打", "了", "那个", "人", "吗", "？"], [1, 1, 1, 4, 1, 4, 1],
+     ["nsubj", "ROOT", "aux", "det", "obj", "discourse:sp", "punct"]),
+    (["我", "想", "买", "你", "说", "的", "东西"], [1, 1, 1, 4, 6, 4, 2],
+     ["nsubj", "ROOT", "xcomp", "nsubj", "acl:relcl", "mark:rel", "obj"]),
+    (["电脑", "怎么", "录像", "？"], [2, 2, 2, 2], ["obl", "advmod", "ROOT", "punct"]),
+]
+
+
+def test_every_label_of_a_dependency_drawing_fits_its_arc_and_no_line_crosses_it():
+    from spacy import displacy
+
+    from lessons_lib.course.plotting import dependency_drawing, drawing_collisions
+
+    planted = []
+    for words, heads, deps in _CROWDED_TREES:
+        doc = _parsed_doc(words, heads, deps)
+        # displaCy's own spacing (95 px, the course's old default) is the planted failure the check must find.
+        planted += drawing_collisions(displacy.render(doc, style="dep", jupyter=False,
+                                                      options={"compact": True, "distance": 95}))
+        assert drawing_collisions(dependency_drawing(doc).svg) == [], deps
+    assert any(p.startswith("discourse:sp:") and "px wide" in p for p in planted), planted
+    assert any(p.startswith("acl:relcl:") and "crossed" in p for p in planted), planted

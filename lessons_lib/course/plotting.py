@@ -13,6 +13,7 @@ import base64
 import dataclasses
 import html
 import logging
+import math
 import re
 from typing import Mapping, Sequence
 from urllib.parse import quote
@@ -300,12 +301,89 @@ def _font_subset_base64(text: str) -> str:
     return base64.b64encode(font_subset(text)).decode("ascii")
 
 
+LABEL_FONT_PX = 12.8
+"""displaCy writes arc labels at 0.8 em of the browser's 16 px, with 1 px between letters."""
+_LABEL_ASCENT, _LABEL_DESCENT = 0.93, 0.24   # DejaVu Sans's ascender and descender, in em
+_LABEL_CLEARANCE = 2.0                        # px of free line kept between a label and any line
+_ARROW_SPACING = 12                           # displaCy's compact-mode gap between an arc's foot and its word
+
+
+def label_width(label: str) -> float:
+    """Width in px of an arc label: DejaVu Sans (wider than Arial, so an upper bound) plus the letter spacing."""
+    from matplotlib.font_manager import FontProperties
+    from matplotlib.textpath import TextToPath
+
+    width, _, _ = TextToPath().get_text_width_height_descent(
+        label, FontProperties(family="DejaVu Sans", size=LABEL_FONT_PX), ismath=False)
+    return width + len(label) * 1.0
+
+
+def _label_box(x_mid: float, y_top: float, label: str) -> tuple[float, float, float, float]:
+    """``(left, top, right, bottom)`` of a label displaCy centres under the horizontal line at ``y_top``
+    (its baseline lies 1.25 em below the line)."""
+    baseline = y_top + 1.25 * LABEL_FONT_PX
+    half = label_width(label) / 2
+    return x_mid - half, baseline - _LABEL_ASCENT * LABEL_FONT_PX, x_mid + half, baseline + _LABEL_DESCENT * LABEL_FONT_PX
+
+
+def _fitting_distance(doc, distance: int) -> int:
+    """The smallest word distance ≥ ``distance`` at which every arc's label fits its arc's top line, and
+    a lower arc's top line (one level, ``distance / 6`` px, below) passes under the labels above it."""
+    from spacy.displacy import parse_deps
+    from spacy.displacy.render import DependencyRenderer
+
+    arcs = parse_deps(doc)["arcs"]
+    levels = DependencyRenderer({"compact": True}).get_levels(arcs)
+    highest = max(levels.values(), default=0)
+    # The label hangs (ascent + 1.25 em … + descent) below its line: the next level must start lower.
+    needed = 6 * (1.25 + _LABEL_DESCENT) * LABEL_FONT_PX + 6 * _LABEL_CLEARANCE
+    for arc in arcs:
+        level = levels[(arc["start"], arc["end"], arc["label"])]
+        # Top line: (end − start)·distance − spacing·(1 + (highest − level) / 4) px long (displaCy's render_arrow).
+        feet = _ARROW_SPACING * (1 + (highest - level) / 4)
+        needed = max(needed, (label_width(arc["label"]) + 2 * _LABEL_CLEARANCE + feet) / (arc["end"] - arc["start"]))
+    return max(distance, math.ceil(needed))
+
+
+def drawing_collisions(svg: str) -> list[str]:
+    """What is wrong with a compact displaCy drawing's arc labels, one line each (empty: nothing).
+
+    Each label's box (:func:`label_width` wide, its font's ascent and descent high, centred where
+    displaCy's ``startOffset="50%"`` puts it) must lie on its arc's top line with
+    ``_LABEL_CLEARANCE`` px to spare at both ends, and no line of any arc may pass through it.
+    """
+    arrows = re.findall(r'<path class="displacy-arc"[^>]* d="([^"]+)"[^>]*/>\s*<text[^>]*>\s*<textPath[^>]*>([^<]*)</textPath>',
+                        svg)
+    lines = []  # (x0, y0, x1, y1, label) of every straight piece of every arc
+    for d, label in arrows:
+        points = [tuple(float(v) for v in p.split(",")) for p in d.lstrip("M").split()]
+        lines += [(*a, *b, html.unescape(label)) for a, b in zip(points, points[1:])]
+    problems = []
+    for d, label in arrows:
+        label = html.unescape(label)
+        points = [tuple(float(v) for v in p.split(",")) for p in d.lstrip("M").split()]
+        if len(points) != 4:
+            problems.append(f"{label}: not a compact (square) arc: {d}")
+            continue
+        (x0, _), (_, top), (x1, _), _ = points
+        left, upper, right, lower = _label_box((x0 + x1) / 2, top, label)
+        if left < min(x0, x1) + _LABEL_CLEARANCE or right > max(x0, x1) - _LABEL_CLEARANCE:
+            problems.append(f"{label}: {right - left:.0f} px wide, its arc's top line is {abs(x1 - x0):.0f} px")
+        for lx0, ly0, lx1, ly1, other in lines:
+            if (min(lx0, lx1) < right and max(lx0, lx1) > left and min(ly0, ly1) < lower and max(ly0, ly1) > upper):
+                problems.append(f"{label}: crossed by a line of the arc {other!r}")
+    return list(dict.fromkeys(problems))  # a line drawn in two pieces is named once
+
+
 def dependency_drawing(doc, *, distance: int = 95, compact: bool = True, drawing_id: str = "tree") -> DependencyDrawing:
     """Draw a parsed spaCy ``Doc`` with displaCy (offline) as a :class:`DependencyDrawing`.
 
+    In compact mode the words are spread further than ``distance`` where a label needs it, so that
+    every label fits its arc and no line crosses it (:func:`drawing_collisions` is empty).
+
     Args:
         doc: a spaCy ``Doc`` with a dependency parse.
-        distance: displaCy's distance between words, in pixels.
+        distance: displaCy's distance between words, in pixels (the least one).
         compact: displaCy's compact mode (square arcs).
         drawing_id: replaces displaCy's random id, so the notebook's output is the same on every run.
     """
@@ -313,6 +391,8 @@ def dependency_drawing(doc, *, distance: int = 95, compact: bool = True, drawing
 
     if not hasattr(doc, "has_annotation") or not doc.has_annotation("DEP"):
         raise CourseInputError(f"`doc` must be a parsed spaCy Doc, got {type(doc).__name__}")
+    if compact:
+        distance = _fitting_distance(doc, distance)
     svg = displacy.render(doc, style="dep", jupyter=False, options={"compact": compact, "distance": distance})
     svg = re.sub(r"[0-9a-f]{32}", drawing_id, svg)
     characters = cjk_characters("".join(token.text for token in doc))  # CJK and full-width

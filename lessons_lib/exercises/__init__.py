@@ -253,9 +253,10 @@ def compare_tensor(
             raise ExerciseCheckError(f"{exercise_id}: 形状正确，但数值不对。{mistake.explanation}")
     pos = tuple(int(i) for i in (~close).nonzero()[0])
     count = int((~close).sum())
+    value = f"{float(got[pos]):.4f}" if got.is_floating_point() else str(got[pos].item())  # an integer head stays 0, not 0.0000
     raise ExerciseCheckError(
         f"{exercise_id}: 形状正确，但有 {count} / {close.numel()} 个数值与期望不符；"
-        f"第一个不符的位置是 {pos}，你的值为 {float(got[pos]):.4f}。"
+        f"第一个不符的位置是 {pos}，你的值为 {value}。"
         + (f"逐步检查：{steps}。" if steps else "对照练习说明，一步一步检查你的计算。")
     )
 

@@ -75,6 +75,8 @@ def check_conllu_to_heads(fn: Callable[[Sequence[int]], Sequence[int]], *, seed:
                 KnownMistake(torch.tensor(column), "你原样返回了 CoNLL-U 的列：它是从 1 开始编号的 (1-based)，根的父节点记为 0；"
                              "本课程的约定是从 0 开始、根记为 -1。每个父节点都要减 1。"),
                 KnownMistake(spacy_style, "你把根写成了指向它自己 (spaCy 的约定)；本课程的约定是根的父节点为 -1。"),
+                KnownMistake(expected.clamp(min=0), "你把根的父节点写成了 0，可 0 是第一个词的下标；本课程的约定是根的父节点为 -1"
+                             "（CoNLL-U 的 0 减 1 正好是 -1，不必单独处理）。"),
             ],
             what="父节点数组 (heads)",
         )
