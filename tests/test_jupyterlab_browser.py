@@ -279,7 +279,7 @@ def _data_images(page) -> list[dict]:
 # Runs in the page: every <text> of every dependency drawing lies inside its SVG's drawn area.
 # The drawing is decoded from the <img>'s data: URI and laid out in the page (with its own font),
 # so a label that the SVG would cut at its edge is found. The control SVG has one label past its edge.
-_LABELS_OUTSIDE = """async (control) => {
+_LABELS_OUTSIDE = r"""async (control) => {
   const sources = [...document.querySelectorAll(".jp-OutputArea-output img[src^='data:image/svg+xml']")]
     .map(i => decodeURIComponent(i.getAttribute('src').slice(i.getAttribute('src').indexOf(',') + 1)));
   const check = async (svgText) => {
