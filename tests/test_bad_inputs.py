@@ -10,6 +10,7 @@ work started: the output folder was not created.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import shutil
@@ -122,12 +123,26 @@ def _grading(root: Path) -> None:
     (root / "ref_broken" / FAST_LESSON.name).write_text("{ broken", encoding="utf-8")
 
 
+# Lock files this test process holds (the kernel's flock) for as long as the module runs.
+_HELD_LOCKS: list = []
+
+
+def _hold_lock(lock: Path) -> None:
+    """Hold ``lock`` as another command would: locked, with a process id (1) in it for the message."""
+    handle = open(lock, "w", encoding="utf-8")
+    handle.write("1\n")
+    handle.flush()
+    fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    _HELD_LOCKS.append(handle)
+
+
 def _folders(root: Path) -> None:
-    """Output folders in use by another command, or holding files the course did not write."""
-    for name in ("locked_run", "users_run", "users_notebooks"):
+    """Output folders in use by another command, with a lock that is not a file, or holding files the course did not write."""
+    for name in ("locked_run", "users_run", "users_notebooks", "folder_locked_run"):
         (root / name).mkdir()
-    (root / "locked_run" / ".lessons.lock").write_text("1\n", encoding="utf-8")  # process 1 never ends
-    (root / "locked.json.lock").write_text("1\n", encoding="utf-8")
+    _hold_lock(root / "locked_run" / ".lessons.lock")
+    _hold_lock(root / "locked.json.lock")
+    (root / "folder_locked_run" / ".lessons.lock").mkdir()  # e.g. left by a full disk or a careless copy
     (root / "users_run" / "metrics.json").write_text('{"mine": 1}\n', encoding="utf-8")
     (root / "users_notebooks" / "notes.ipynb").write_text("{}", encoding="utf-8")
 
@@ -226,6 +241,9 @@ CASES: list[tuple[str, list[str], str]] = [
     ("train-old-checkpoint", ["train", "--out", "{ckpt_old}", *TINY], "data: missing in the checkpoint"),
     ("train-pickle-checkpoint", ["train", "--out", "{ckpt_pickle}", *TINY], "{ckpt_pickle}/checkpoint.pt is not a readable"),
     ("train-folder-in-use", ["train", "--out", "{locked_run}", *TINY], "{locked_run} is in use by another command (process 1)"),
+    ("train-lock-is-a-folder", ["train", "--out", "{folder_locked_run}", *TINY],
+     "{folder_locked_run}: its lock {folder_locked_run}/.lessons.lock is not a plain file; if no command is running "
+     "there, remove it (rm -r '{folder_locked_run}/.lessons.lock')"),
     ("train-users-metrics", ["train", "--out", "{users_run}", *TINY], "{users_run} holds metrics.json, which the course did not"),
     # --- compare
     ("compare-missing-run", ["compare", "{root}/nowhere", "{pred_a}"], "run folder {root}/nowhere is not a folder"),
