@@ -28,7 +28,7 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import Callable, Iterator, Mapping
+from typing import Callable, Iterator, Mapping, Sequence
 
 from lessons_lib.errors import CourseInputError, file_errors
 
@@ -42,7 +42,9 @@ __all__ = [
     "folder_lock",
     "file_lock",
     "record_written",
+    "record_via",
     "written_by_course",
+    "check_output_file",
     "foreign_entries",
 ]
 
@@ -268,6 +270,41 @@ def record_written(path: str | os.PathLike, data: bytes | str) -> Path:
     _write_manifest(path.parent, {**files, path.name: [*files.get(path.name, [])[-1:], new]})
     atomic_write(path, data)
     _write_manifest(path.parent, {**files, path.name: [new]})
+    return path
+
+
+def record_via(path: str | os.PathLike, writer: Callable[[Path], object]) -> Path:
+    """:func:`record_written` for writers that take a path: ``writer(temporary path)``, then recorded and renamed."""
+    path = Path(path)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.new")
+    try:
+        writer(tmp)
+        with file_errors(tmp):
+            data = tmp.read_bytes()
+    finally:
+        tmp.unlink(missing_ok=True)
+    return record_written(path, data)
+
+
+def check_output_file(path: str | os.PathLike, flag: str, inputs: Sequence[str | os.PathLike] = ()) -> Path:
+    """Refuse an output file inside a folder the command reads, or an existing file the course did not write.
+
+    Call it before any work; write the file with :func:`record_written` or :func:`record_via`,
+    so that the next run may replace it.
+
+    Raises:
+        CourseInputError: naming the flag, the file and why.
+    """
+    path = Path(path)
+    resolved = path.resolve()
+    for folder in inputs:
+        folder = Path(folder).resolve()
+        if folder in resolved.parents:
+            raise CourseInputError(f"{flag} {path} is inside the data folder {folder} that the command reads: "
+                                   "choose a file outside it")
+    if path.is_symlink() or (path.exists() and not written_by_course(path)):
+        raise CourseInputError(f"{flag} {path} already exists and was not written by the course, or was changed "
+                               "since: choose another file, or remove it if it is not needed")
     return path
 
 

@@ -366,6 +366,16 @@ class TestCtrlC:
 
 
 class TestOnlyTheCoursesFiles:
+    def test_a_finished_run_missing_its_metrics_writes_them_again(self, tmp_path, capsys):
+        out = tmp_path / "run"
+        assert _train(out, capsys)[0] == 0
+        first = json.loads((out / "metrics.json").read_text(encoding="utf-8"))
+        (out / "metrics.json").unlink()
+        code, text, err = _train(out, capsys)
+        assert code == 0, err
+        again = json.loads((out / "metrics.json").read_text(encoding="utf-8"))
+        assert again["epochs"] == first["epochs"] and len(again["epochs"]) == 1
+
     def test_a_fresh_run_keeps_the_users_own_metrics_and_vocabulary(self, tmp_path, capsys):
         out = tmp_path / "run"
         out.mkdir()

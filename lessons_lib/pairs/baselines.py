@@ -164,7 +164,7 @@ def save_baselines(baselines: Baselines, path: str | Path, pairs_sha256: Mapping
     "test": …}``, :func:`lessons_lib.pairs.data.examples_sha256`) says which data they were
     computed on, so that :func:`load_baselines` can refuse a file made on other pairs.
     """
-    from lessons_lib.files import atomic_write
+    from lessons_lib.files import record_written
     from lessons_lib.pairs.metrics import mcnemar_exact
 
     test = mcnemar_exact(baselines.predictions["jaccard"]["test"], baselines.predictions["majority"]["test"],
@@ -180,7 +180,7 @@ def save_baselines(baselines: Baselines, path: str | Path, pairs_sha256: Mapping
         "test_jaccard_vs_majority": {"only_jaccard_right": test.only_a, "only_majority_right": test.only_b,
                                      "p_value": test.p_value},
     }
-    return atomic_write(path, json.dumps(record, indent=1, ensure_ascii=False) + "\n")
+    return record_written(path, json.dumps(record, indent=1, ensure_ascii=False) + "\n")
 
 
 def load_baselines(path: str | Path, expected_sha256: Mapping[str, str] | None = None) -> dict:
