@@ -16,6 +16,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import sqlite3
 import subprocess
 import time
@@ -310,6 +311,88 @@ class TestBoundedInputs:
 
         with pytest.raises(CourseInputError, match=r"`texts`\[1\] has 100,000 characters"):
             check_texts(["短句", "长" * 100_000])
+
+
+def _children(pid: int) -> list[int]:
+    """The process ids whose parent is ``pid`` (Linux's /proc)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        try:
+            fields = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split() if entry.isdigit() else None
+        except OSError:
+            continue
+        if fields and int(fields[1]) == pid:
+            found.append(int(entry))
+    return found
+
+
+def _running(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def _until(condition, seconds: float = 240.0) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, "the command did not get there in time"
+        time.sleep(0.2)
+
+
+def _command(*argv: str) -> subprocess.Popen:
+    """``lessons argv`` in a process group of its own, as a terminal would run it."""
+    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT), "OMP_NUM_THREADS": "1"}
+    env.pop(LCQMC_ENV_VAR, None)
+    return subprocess.Popen([os.sys.executable, "-m", "lessons_lib.cli", *argv], env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+
+
+def _experiment_with_workers(out: Path) -> subprocess.Popen:
+    return _command("experiment", "--control", "attachment", "--out", str(out), "--workers", "2", "--variants", "none",
+                    "learned", "--seeds", "0", "--epochs", "60", "--no-progress", "--threads", "1")
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads processes from Linux's /proc")
+class TestCtrlCOnTheConsole:
+    """Ctrl-C (SIGINT to the terminal's process group) and SIGKILL on real commands."""
+
+    def test_execute_during_a_cell_ends_with_one_line(self, tmp_path):
+        marker = tmp_path / "cell-started"
+        notebook = tmp_path / "slow.ipynb"
+        nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(
+            f"import pathlib, time\npathlib.Path({str(marker)!r}).touch()\ntime.sleep(120)")]), notebook)
+        before = notebook.read_bytes()
+        command = _command("execute", str(notebook))
+        _until(marker.exists)
+        os.killpg(command.pid, signal.SIGINT)
+        out, err = command.communicate(timeout=120)
+        assert command.returncode == 130 and "Traceback" not in err and err.strip() == "", err
+        assert out.strip().splitlines()[-1].startswith("interrupted; ")
+        assert notebook.read_bytes() == before
+
+    def test_experiment_while_its_workers_start_ends_with_one_line(self, tmp_path):
+        command = _experiment_with_workers(tmp_path / "r.json")
+        _until(lambda: len(_children(command.pid)) >= 2)  # the workers (and resource tracker) are starting
+        os.killpg(command.pid, signal.SIGINT)
+        out, err = command.communicate(timeout=120)
+        assert command.returncode == 130 and "Traceback" not in err, err
+        assert out.strip().splitlines()[-1].startswith("interrupted; ")
+
+    def test_experiment_killed_leaves_no_worker_behind(self, tmp_path):
+        command = _experiment_with_workers(tmp_path / "r.json")
+        _until(lambda: len(list((tmp_path / "r_runs").glob("*/checkpoint.pt"))) >= 1)  # the workers train
+        workers = _children(command.pid)
+        assert len(workers) >= 2
+        command.kill()  # SIGKILL: the parent cleans nothing up
+        command.wait()
+        try:
+            _until(lambda: not any(_running(pid) for pid in workers), seconds=20)
+        finally:
+            for pid in workers:
+                if _running(pid):
+                    os.kill(pid, signal.SIGKILL)
+        command.communicate(timeout=30)
 
 
 class TestCtrlC:
