@@ -157,6 +157,8 @@ def _prepare(root: Path) -> dict[str, str]:
     _data(root, "data_bad_utf8", lambda d: (d / "train.tsv").write_bytes("甲\t乙\t1\n".encode() + b"\xff\xfe\t\xc3\t0\n"))
     _data(root, "data_header_only", lambda d: (d / "dev.tsv").write_text("text_a\ttext_b\tlabel\n", encoding="utf-8"))
     _data(root, "data_all_bad", lambda d: (d / "test.tsv").write_text("坏\n坏\t行\n", encoding="utf-8"))
+    _data(root, "data_invisible", lambda d: (d / "dev.tsv").write_text("甲\t乙\t1\n\x00\u200b\x00\t乙\t0\n",
+                                                                      encoding="utf-8"))
     _data(root, "data_dir_file", lambda d: ((d / "train.tsv").unlink(), (d / "train.tsv").mkdir()))
     _data(root, "data_long_line", lambda d: (d / "test.tsv").write_text("甲\t乙\t1\n" + "长" * 100_000 + "\t乙\t0\n",
                                                                        encoding="utf-8"))
@@ -232,6 +234,8 @@ CASES: list[tuple[str, list[str], str]] = [
     ("train-lenient-nothing-left", ["train", "--data-dir", "{data_all_bad}", "--out", "{root}/o", "--lenient", *TINY],
      "the test split holds no pairs (2 malformed lines skipped)"),
     ("train-split-is-a-folder", ["train", "--data-dir", "{data_dir_file}", "--out", "{root}/o", *TINY], "no train file in"),
+    ("train-invisible-sentence", ["train", "--data-dir", "{data_invisible}", "--out", "{root}/o", *TINY],
+     "{data_invisible}/dev.tsv, line 2: the first sentence (text_a) has no visible character"),
     ("train-huge-question", ["train", "--data-dir", "{data_long_line}", "--out", "{root}/o", *TINY],
      "{data_long_line}/test.tsv, line 2: the first sentence (text_a) has 100,000 characters, more than the 500"),
     # --- train: run folders
@@ -344,7 +348,10 @@ CASES: list[tuple[str, list[str], str]] = [
      "--subset-seed must be a non-negative int"),
     ("preparse-cache-is-a-file", ["preparse", "--data-dir", "{tiny_data}", "--cache-dir", "{afile}"], "--cache-dir {afile} is a file"),
     ("preparse-bad-data", ["preparse", "--data-dir", "{data_bad_line}"], "{data_bad_line}/dev.tsv, line 2"),
-    ("preparse-huge-question", ["preparse", "--data-dir", "{data_long_line}"], "{data_long_line}/test.tsv, line 2: the first"),
+    ("preparse-huge-question", ["preparse", "--data-dir", "{data_long_line}"],
+     "{data_long_line}/test.tsv, line 2: the first"),
+    ("preparse-huge-question-advice", ["preparse", "--data-dir", "{data_long_line}"],
+     "`lessons preparse` and `lessons experiment` read every line)"),
     ("preparse-parser-folder-missing", ["preparse", "--data-dir", "{tiny_data}", "--parser", "{root}/no_parser"],
      "parser folder not found: {root}/no_parser"),
     ("preparse-parser-not-installed", ["preparse", "--data-dir", "{tiny_data}", "--parser", "zh_core_web_nope"],
