@@ -6,9 +6,13 @@
   the temporary file and leaves the old file as it was; an ``OSError`` becomes a
   :class:`~lessons_lib.errors.CourseInputError` naming the file. Each process writes its
   own temporary name, so two processes never write into the same temporary file.
-- :func:`folder_lock`, :func:`file_lock`: one command at a time on a folder (or a file): a lock file created
-  with ``O_EXCL`` holds the process id and is removed on exit. A second command gets an
-  error naming the folder; a lock whose process is gone (killed) is taken over with a note.
+- :func:`folder_lock`, :func:`file_lock`: one command at a time on a folder (or a file): the
+  lock is the kernel's (``flock`` on a lock file), so it ends when its holder does, even
+  killed; the file holds the holder's process id for the message only, and is removed on
+  exit. A second command gets an error naming the folder and the holder; a lock file that
+  nobody holds (left by a killed command, empty, naming a process of another machine) is
+  simply taken; one that cannot be opened (a folder, no permission) is an error saying how
+  to clear it.
 - :func:`record_written` / :func:`written_by_course`: a folder's manifest
   (:data:`MANIFEST_NAME`) holds the SHA-256 of every file the course wrote there. A file
   counts as the course's only while its bytes are the ones recorded: a file of the same name
@@ -18,12 +22,13 @@
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import hashlib
 import json
 import os
 import sys
 from pathlib import Path
-from typing import Callable, Iterator, Mapping
+from typing import Callable, Iterator, Mapping, Sequence
 
 from lessons_lib.errors import CourseInputError, file_errors
 
@@ -37,7 +42,9 @@ __all__ = [
     "folder_lock",
     "file_lock",
     "record_written",
+    "record_via",
     "written_by_course",
+    "check_output_file",
     "foreign_entries",
 ]
 
@@ -47,8 +54,8 @@ MANIFEST_NAME = ".lessons-files.json"
 # Files of a folder that are the course's bookkeeping, not its content.
 BOOKKEEPING_NAMES = (LOCK_NAME, MANIFEST_NAME)
 _MANIFEST_FORMAT = "lessons-files/1"
-# Locks this process holds: path → how many times it was taken (a command may nest them).
-_HELD: dict[str, int] = {}
+# Locks this process holds: path → [its open descriptor, how many times it was taken (a command may nest them)].
+_HELD: dict[str, list[int]] = {}
 
 
 def _encode(data: bytes | str) -> bytes:
@@ -129,41 +136,61 @@ def atomic_via(path: str | os.PathLike, writer: Callable[[Path], object]) -> Pat
 
 
 def _lock_owner(lock: Path) -> int | None:
-    """The process id written in ``lock`` (``None``: unreadable or empty)."""
+    """The process id written in ``lock`` (``None``: unreadable or empty); only for messages."""
     try:
         return int(lock.read_text(encoding="utf-8").split()[0])
     except (OSError, ValueError, IndexError):
         return None
 
 
-def _alive(pid: int) -> bool:
+def _clear_hint(lock: Path) -> str:
+    return f"if no command is running there, remove it (rm -r '{lock}') and run again"
+
+
+def _open_lock(lock: Path, target: Path) -> int:
+    """The lock file's descriptor, opened for writing (created if missing); a folder or an unopenable file is an error."""
+    if lock.is_symlink() or (lock.exists() and not lock.is_file()):
+        raise CourseInputError(f"{target}: its lock {lock} is not a plain file; {_clear_hint(lock)}")
     try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # another user's process: alive
-        return True
-    return True
+        return os.open(lock, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o644)
+    except OSError as error:
+        raise CourseInputError(f"{target}: cannot open its lock file {lock} ({error.strerror}); "
+                               f"{_clear_hint(lock)}") from None
 
 
-def _take_lock(lock: Path, target: Path) -> None:
-    for _ in range(3):
+def _take_lock(lock: Path, target: Path) -> int:
+    """Lock ``lock`` with ``flock`` (the kernel releases it when its holder dies) and write this process's id in it.
+
+    A lock file that nobody holds (left by a killed command, empty, or naming a process that is
+    not ours) is simply taken. Returns the open descriptor, which holds the lock.
+    """
+    for _ in range(10):
+        fd = _open_lock(lock, target)
         try:
-            fd = os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
-        except FileExistsError:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
             owner = _lock_owner(lock)
-            if owner is None or (owner != os.getpid() and _alive(owner)):
-                who = "another command" if owner is None else f"another command (process {owner})"
-                raise CourseInputError(
-                    f"{target} is in use by {who}: wait until it has finished, or use another folder "
-                    f"(its lock file is {lock})") from None
-            print(f"note: taking over the lock {lock} of process {owner}, which is no longer running",
-                  file=sys.stderr)
-            lock.unlink(missing_ok=True)
+            who = "another command" if owner is None else f"another command (process {owner})"
+            raise CourseInputError(f"{target} is in use by {who}: wait until it has finished, or use another "
+                                   f"folder (its lock file is {lock})") from None
+        except OSError as error:
+            os.close(fd)
+            raise CourseInputError(f"{target}: cannot lock {lock} ({error.strerror}); {_clear_hint(lock)}") from None
+        try:
+            same = os.path.samestat(os.fstat(fd), os.stat(lock, follow_symlinks=False))
+        except FileNotFoundError:
+            same = False
+        if not same:  # its holder removed the file as we opened it: lock the new one
+            os.close(fd)
             continue
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(f"{os.getpid()}\n")
-        return
+        try:
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, f"{os.getpid()}\n".encode("ascii"), 0)
+        except OSError:
+            os.close(fd)
+            raise
+        return fd
     raise CourseInputError(f"{target}: could not take its lock file {lock}; another command keeps taking it")
 
 
@@ -193,56 +220,102 @@ def file_lock(path: str | os.PathLike) -> Iterator[Path]:
 @contextlib.contextmanager
 def _holding(lock: Path, target: Path) -> Iterator[Path]:
     key = os.path.abspath(lock)
-    if _HELD.get(key):
-        _HELD[key] += 1
+    if key in _HELD:
+        _HELD[key][1] += 1
     else:
         with file_errors(lock, "create the lock file"):
-            _take_lock(lock, target)
-        _HELD[key] = 1
+            _HELD[key] = [_take_lock(lock, target), 1]
     try:
         yield lock
     finally:
-        _HELD[key] -= 1
-        if not _HELD[key]:
-            del _HELD[key]
-            if _lock_owner(lock) == os.getpid():
-                lock.unlink(missing_ok=True)
+        _HELD[key][1] -= 1
+        if not _HELD[key][1]:
+            fd = _HELD.pop(key)[0]
+            with contextlib.suppress(OSError):  # removed while still locked: a waiter re-checks the file it locked
+                lock.unlink()
+            os.close(fd)
 
 
 def _digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def _read_manifest(folder: Path) -> dict[str, str]:
+def _read_manifest(folder: Path) -> dict[str, list[str]]:
+    """File name → the SHA-256 digests that make it the course's (two while a write is under way)."""
     try:
         saved = json.loads((folder / MANIFEST_NAME).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {}
     if not isinstance(saved, dict) or saved.get("format") != _MANIFEST_FORMAT or not isinstance(saved.get("files"), dict):
         return {}
-    return {str(k): str(v) for k, v in saved["files"].items()}
+    return {str(k): [str(d) for d in v] if isinstance(v, list) else [str(v)] for k, v in saved["files"].items()}
+
+
+def _write_manifest(folder: Path, files: Mapping[str, list[str]]) -> None:
+    entries = {name: digests[0] if len(digests) == 1 else digests for name, digests in sorted(files.items())}
+    atomic_write(folder / MANIFEST_NAME, json.dumps({"format": _MANIFEST_FORMAT, "files": entries}, indent=1) + "\n")
 
 
 def record_written(path: str | os.PathLike, data: bytes | str) -> Path:
-    """Write ``data`` to ``path`` atomically and record it in its folder's manifest as the course's."""
+    """Write ``data`` to ``path`` atomically and record it in its folder's manifest as the course's.
+
+    The manifest first accepts both the old and the new content, then the file is written,
+    then the manifest keeps only the new one: a failure at any point (a full disk, a kill)
+    leaves a file whose content the manifest accepts, never one of the course's disowned.
+    """
     path = Path(path)
     data = _encode(data)
-    atomic_write(path, data)
     files = _read_manifest(path.parent)
-    files[path.name] = _digest(data)
-    atomic_write(path.parent / MANIFEST_NAME,
-                 json.dumps({"format": _MANIFEST_FORMAT, "files": dict(sorted(files.items()))}, indent=1) + "\n")
+    new = _digest(data)
+    _write_manifest(path.parent, {**files, path.name: [*files.get(path.name, [])[-1:], new]})
+    atomic_write(path, data)
+    _write_manifest(path.parent, {**files, path.name: [new]})
+    return path
+
+
+def record_via(path: str | os.PathLike, writer: Callable[[Path], object]) -> Path:
+    """:func:`record_written` for writers that take a path: ``writer(temporary path)``, then recorded and renamed."""
+    path = Path(path)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.new")
+    try:
+        writer(tmp)
+        with file_errors(tmp):
+            data = tmp.read_bytes()
+    finally:
+        tmp.unlink(missing_ok=True)
+    return record_written(path, data)
+
+
+def check_output_file(path: str | os.PathLike, flag: str, inputs: Sequence[str | os.PathLike] = ()) -> Path:
+    """Refuse an output file inside a folder the command reads, or an existing file the course did not write.
+
+    Call it before any work; write the file with :func:`record_written` or :func:`record_via`,
+    so that the next run may replace it.
+
+    Raises:
+        CourseInputError: naming the flag, the file and why.
+    """
+    path = Path(path)
+    resolved = path.resolve()
+    for folder in inputs:
+        folder = Path(folder).resolve()
+        if folder in resolved.parents:
+            raise CourseInputError(f"{flag} {path} is inside the data folder {folder} that the command reads: "
+                                   "choose a file outside it")
+    if path.is_symlink() or (path.exists() and not written_by_course(path)):
+        raise CourseInputError(f"{flag} {path} already exists and was not written by the course, or was changed "
+                               "since: choose another file, or remove it if it is not needed")
     return path
 
 
 def written_by_course(path: str | os.PathLike) -> bool:
     """Whether ``path`` is a file the course wrote (recorded in its folder's manifest) and nobody changed since."""
     path = Path(path)
-    expected = _read_manifest(path.parent).get(path.name)
-    if expected is None or not path.is_file():
+    accepted = _read_manifest(path.parent).get(path.name)
+    if not accepted or not path.is_file():
         return False
     with file_errors(path):
-        return _digest(path.read_bytes()) == expected
+        return _digest(path.read_bytes()) in accepted
 
 
 def foreign_entries(folder: str | os.PathLike) -> list[str]:

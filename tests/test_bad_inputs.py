@@ -10,6 +10,7 @@ work started: the output folder was not created.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import shutil
@@ -122,12 +123,26 @@ def _grading(root: Path) -> None:
     (root / "ref_broken" / FAST_LESSON.name).write_text("{ broken", encoding="utf-8")
 
 
+# Lock files this test process holds (the kernel's flock) for as long as the module runs.
+_HELD_LOCKS: list = []
+
+
+def _hold_lock(lock: Path) -> None:
+    """Hold ``lock`` as another command would: locked, with a process id (1) in it for the message."""
+    handle = open(lock, "w", encoding="utf-8")
+    handle.write("1\n")
+    handle.flush()
+    fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    _HELD_LOCKS.append(handle)
+
+
 def _folders(root: Path) -> None:
-    """Output folders in use by another command, or holding files the course did not write."""
-    for name in ("locked_run", "users_run", "users_notebooks"):
+    """Output folders in use by another command, with a lock that is not a file, or holding files the course did not write."""
+    for name in ("locked_run", "users_run", "users_notebooks", "folder_locked_run"):
         (root / name).mkdir()
-    (root / "locked_run" / ".lessons.lock").write_text("1\n", encoding="utf-8")  # process 1 never ends
-    (root / "locked.json.lock").write_text("1\n", encoding="utf-8")
+    _hold_lock(root / "locked_run" / ".lessons.lock")
+    _hold_lock(root / "locked.json.lock")
+    (root / "folder_locked_run" / ".lessons.lock").mkdir()  # e.g. left by a full disk or a careless copy
     (root / "users_run" / "metrics.json").write_text('{"mine": 1}\n', encoding="utf-8")
     (root / "users_notebooks" / "notes.ipynb").write_text("{}", encoding="utf-8")
 
@@ -142,6 +157,8 @@ def _prepare(root: Path) -> dict[str, str]:
     _data(root, "data_bad_utf8", lambda d: (d / "train.tsv").write_bytes("甲\t乙\t1\n".encode() + b"\xff\xfe\t\xc3\t0\n"))
     _data(root, "data_header_only", lambda d: (d / "dev.tsv").write_text("text_a\ttext_b\tlabel\n", encoding="utf-8"))
     _data(root, "data_all_bad", lambda d: (d / "test.tsv").write_text("坏\n坏\t行\n", encoding="utf-8"))
+    _data(root, "data_invisible", lambda d: (d / "dev.tsv").write_text("甲\t乙\t1\n\x00\u200b\x00\t乙\t0\n",
+                                                                      encoding="utf-8"))
     _data(root, "data_dir_file", lambda d: ((d / "train.tsv").unlink(), (d / "train.tsv").mkdir()))
     _data(root, "data_long_line", lambda d: (d / "test.tsv").write_text("甲\t乙\t1\n" + "长" * 100_000 + "\t乙\t0\n",
                                                                        encoding="utf-8"))
@@ -217,6 +234,8 @@ CASES: list[tuple[str, list[str], str]] = [
     ("train-lenient-nothing-left", ["train", "--data-dir", "{data_all_bad}", "--out", "{root}/o", "--lenient", *TINY],
      "the test split holds no pairs (2 malformed lines skipped)"),
     ("train-split-is-a-folder", ["train", "--data-dir", "{data_dir_file}", "--out", "{root}/o", *TINY], "no train file in"),
+    ("train-invisible-sentence", ["train", "--data-dir", "{data_invisible}", "--out", "{root}/o", *TINY],
+     "{data_invisible}/dev.tsv, line 2: the first sentence (text_a) has no visible character"),
     ("train-huge-question", ["train", "--data-dir", "{data_long_line}", "--out", "{root}/o", *TINY],
      "{data_long_line}/test.tsv, line 2: the first sentence (text_a) has 100,000 characters, more than the 500"),
     # --- train: run folders
@@ -226,6 +245,9 @@ CASES: list[tuple[str, list[str], str]] = [
     ("train-old-checkpoint", ["train", "--out", "{ckpt_old}", *TINY], "data: missing in the checkpoint"),
     ("train-pickle-checkpoint", ["train", "--out", "{ckpt_pickle}", *TINY], "{ckpt_pickle}/checkpoint.pt is not a readable"),
     ("train-folder-in-use", ["train", "--out", "{locked_run}", *TINY], "{locked_run} is in use by another command (process 1)"),
+    ("train-lock-is-a-folder", ["train", "--out", "{folder_locked_run}", *TINY],
+     "{folder_locked_run}: its lock {folder_locked_run}/.lessons.lock is not a plain file; if no command is running "
+     "there, remove it (rm -r '{folder_locked_run}/.lessons.lock')"),
     ("train-users-metrics", ["train", "--out", "{users_run}", *TINY], "{users_run} holds metrics.json, which the course did not"),
     # --- compare
     ("compare-missing-run", ["compare", "{root}/nowhere", "{pred_a}"], "run folder {root}/nowhere is not a folder"),
@@ -326,7 +348,10 @@ CASES: list[tuple[str, list[str], str]] = [
      "--subset-seed must be a non-negative int"),
     ("preparse-cache-is-a-file", ["preparse", "--data-dir", "{tiny_data}", "--cache-dir", "{afile}"], "--cache-dir {afile} is a file"),
     ("preparse-bad-data", ["preparse", "--data-dir", "{data_bad_line}"], "{data_bad_line}/dev.tsv, line 2"),
-    ("preparse-huge-question", ["preparse", "--data-dir", "{data_long_line}"], "{data_long_line}/test.tsv, line 2: the first"),
+    ("preparse-huge-question", ["preparse", "--data-dir", "{data_long_line}"],
+     "{data_long_line}/test.tsv, line 2: the first"),
+    ("preparse-huge-question-advice", ["preparse", "--data-dir", "{data_long_line}"],
+     "`lessons preparse` and `lessons experiment` read every line)"),
     ("preparse-parser-folder-missing", ["preparse", "--data-dir", "{tiny_data}", "--parser", "{root}/no_parser"],
      "parser folder not found: {root}/no_parser"),
     ("preparse-parser-not-installed", ["preparse", "--data-dir", "{tiny_data}", "--parser", "zh_core_web_nope"],
@@ -353,6 +378,16 @@ CASES: list[tuple[str, list[str], str]] = [
     ("grid-not-results", ["grid", "{bad_ipynb}"], "{bad_ipynb}: cannot read the results"),
     ("grid-empty-folder", ["grid", "{bad_folder}"], "{bad_folder}: a folder without results files"),
     ("grid-expect-unknown", ["grid", "{root}/r.json", "--expect", "sample"], "argument --expect: invalid choice"),
+    ("baseline-out-in-its-data", ["baseline", "--data-dir", "{tiny_data}", "--out", "{tiny_data}/train.tsv"],
+     "--out {tiny_data}/train.tsv is inside the data folder {tiny_data} that the command reads"),
+    ("baseline-out-over-a-users-file", ["baseline", "--data-dir", "{tiny_data}", "--out", "{afile}"],
+     "--out {afile} already exists and was not written by the course"),
+    ("experiment-out-in-its-data", ["experiment", "--data-dir", "{tiny_data}", "--out", "{tiny_data}/test.tsv"],
+     "--out {tiny_data}/test.tsv is inside the data folder {tiny_data} that the command reads"),
+    ("experiment-out-not-utf8", ["experiment", "--out", "{root}/\udcff.json"],
+     "--out '{root}/\\udcff.json' holds bytes that are not UTF-8"),
+    ("baseline-data-dir-not-utf8", ["baseline", "--data-dir", "{root}/\udcfe"],
+     "--data-dir '{root}/\\udcfe' holds bytes that are not UTF-8"),
     ("experiment-out-required", ["experiment"], "the following arguments are required: --out"),
     ("experiment-seed-negative", ["experiment", "--out", "{root}/r.json", "--seeds", "-1"], "each of --seeds must be a non-negative"),
     ("experiment-seed-repeated", ["experiment", "--out", "{root}/r.json", "--seeds", "0", "0"], "--seeds must be a non-empty list"),
@@ -421,7 +456,7 @@ def test_bad_input_is_one_error_line_naming_the_culprit(prepared, capsys, argv, 
     assert expected.format(**prepared) in err, err
     error_lines = [line for line in err.splitlines() if "error: " in line]
     assert len(error_lines) == 1 and err.rstrip().splitlines()[-1] == error_lines[0], err
-    if argv and argv[0] in ("train", "experiment"):
+    if argv and argv[0] in ("train", "experiment", "build-sample"):
         assert not out.exists(), "a bad option or bad data must stop the command before it creates its output"
     assert not (Path(prepared["root"]) / "payload-ran").exists()
 

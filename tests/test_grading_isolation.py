@@ -94,6 +94,15 @@ def _class(root: Path) -> dict[str, nbformat.NotebookNode | str]:
         "henry_hogs": _submission("def scaled_scores(q, k):\n    torch.empty(2 ** 36, dtype=torch.uint8)\n"
                                   "    return q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])", SOFTMAX,
                                   extra="hoard = bytearray(2 ** 34)"),
+        "kim_sysctl": _submission(CORRECT_SCORES, SOFTMAX, extra=(
+            "setting = '/proc/sys/vm/swappiness'\nopen(setting, 'w').write(open(setting).read())")),
+        "leo_forks": _submission(CORRECT_SCORES, SOFTMAX, extra=(
+            "import os, time\nfor _ in range(600):\n    if os.fork() == 0:\n        time.sleep(3)\n"
+            "        os._exit(0)")),
+        "mia_borrows": _submission(
+            "from lessons_lib.attention.functional import attention_scores, masked_softmax\n"
+            "def scaled_scores(q, k):\n    return attention_scores(q, k)",
+            "def safe_masked_softmax(scores, mask):\n    return masked_softmax(scores, mask)"),
         "ivan_smuggles": _submission(
             "import lessons_lib.grader.grading_worker as worker\n"
             f"class Payload:\n    def __reduce__(self):\n        return (open, ({str(marker)!r}, 'w'))\n"
@@ -201,6 +210,30 @@ def test_memory_is_limited_per_process(graded):
     assert "MemoryError" in {name for _, name in henry["cell_errors"]}
     assert [c["passed"] for c in henry["checks"]] == [False, True]
     assert "RuntimeError" in henry["checks"][0]["message"]
+
+
+def test_the_kernels_settings_are_read_only_in_the_sandbox(graded):
+    _, report, _ = graded
+    _needs_bubblewrap(report)  # as root, the namespaces and process levels give no such protection
+    kim = _grade(report, "kim_sysctl")
+    assert {name for _, name in kim["cell_errors"]} & {"OSError", "PermissionError"}, kim  # the write was refused
+    assert kim["score"] == 2
+
+
+def test_a_fork_bomb_stops_at_the_process_limit(graded):
+    _, report, _ = graded
+    _needs_bubblewrap(report)  # root's own processes are exempt from RLIMIT_NPROC outside the sandbox user
+    leo = _grade(report, "leo_forks")
+    assert "BlockingIOError" in {name for _, name in leo["cell_errors"]}, leo
+    assert leo["status"] == "graded"
+
+
+def test_answers_borrowed_from_the_course_code_are_flagged(graded):
+    root, report, _ = graded
+    mia = _grade(report, "mia_borrows")
+    assert mia["flags"] and "lessons_lib.attention.functional" in mia["flags"][0]
+    assert not _grade(report, "alice")["flags"] and not _grade(report, "eve_loops")["flags"]
+    assert "flag: uses the course's own code" in (root / "grades" / "grades.txt").read_text(encoding="utf-8")
 
 
 def test_only_data_comes_back_from_the_sandbox(graded):

@@ -191,3 +191,30 @@ def test_the_method_is_judged_over_seeds_with_holms_correction():
     assert seed_level_verdicts([steady])[0].holm_p == pytest.approx(levels[0].p_value)
     one_seed = seed_level_verdicts([_contrast([50])])[0]
     assert one_seed.verdict == "no difference detected" and one_seed.family == 0
+
+
+def _edit_run(field: str, value):
+    def edit(saved: dict) -> None:
+        saved["runs"][0][field] = value(saved["runs"][0][field]) if callable(value) else value
+    return edit
+
+
+@pytest.mark.parametrize("edit, message", [
+    (_edit_run("test_accuracy", float("nan")), "runs[0] (none, seed 0): test_accuracy nan is not a number in [0, 1]"),
+    (_edit_run("dev_accuracy", float("inf")), "runs[0] (none, seed 0): dev_accuracy inf is not a number in [0, 1]"),
+    (_edit_run("test_accuracy", 1.5), "runs[0] (none, seed 0): test_accuracy 1.5 is not a number in [0, 1]"),
+    (_edit_run("test_predictions", lambda p: [2, *p[1:]]), "runs[0] (none, seed 0): test_predictions must be a list of 0 and 1"),
+    (_edit_run("test_predictions", lambda p: p[:-1]), f"runs[0] (none, seed 0): test_predictions has {N_TEST - 1} values for {N_TEST} test_labels"),
+    (_edit_run("test_accuracy", 0.99), "runs[0] (none, seed 0): test_accuracy 0.99 disagrees with its test_predictions, which give 0.997500"),
+    (lambda saved: saved["test_labels"].__setitem__(0, 2), "test_labels must be a list of 0 and 1"),
+])
+def test_an_edited_results_file_is_refused_naming_the_file_and_field(tmp_path, capsys, edit, message):
+    from lessons_lib.cli import main
+
+    path = _save(tmp_path, "textbook", _result({("none", 0): {1}, ("learned", 0): {1, 2}}))
+    saved = json.loads(path.read_text(encoding="utf-8"))
+    edit(saved)
+    path.write_text(json.dumps(saved), encoding="utf-8")
+    assert main(["grid", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith(f"error: {path}: {message}"), err

@@ -11,10 +11,12 @@ walking every message of the package).
 from __future__ import annotations
 
 import ast
+import fcntl
 import json
 import os
 import re
 import shutil
+import signal
 import sqlite3
 import subprocess
 import time
@@ -58,6 +60,22 @@ def _snapshot(folder: Path) -> dict[str, bytes]:
     return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
 
 
+def _lock_holder(folder: Path, wait_for: Path | None = None) -> subprocess.Popen:
+    """A process that takes ``folder``'s lock with the course's own code and holds it; its first line says
+    ``held`` or ``refused``. With ``wait_for``, it starts trying once that file exists (for races)."""
+    code = ("import os, sys, time\nfrom lessons_lib.errors import CourseInputError\n"
+            "from lessons_lib.files import folder_lock\n"
+            "while sys.argv[2] and not os.path.exists(sys.argv[2]):\n    time.sleep(0.001)\n"
+            "try:\n    lock = folder_lock(sys.argv[1]); lock.__enter__()\n"
+            "except CourseInputError:\n    print('refused', flush=True); time.sleep(60)\n"
+            "else:\n    print('held', flush=True); time.sleep(60)\n")
+    holder = subprocess.Popen([os.sys.executable, "-c", code, str(folder), str(wait_for or "")], text=True,
+                              stdout=subprocess.PIPE, env={**os.environ, "PYTHONPATH": str(REPO_ROOT)})
+    if wait_for is None:
+        assert holder.stdout.readline().strip() == "held"
+    return holder
+
+
 def _train(out: Path, capsys, *extra: str) -> tuple[int, str, str]:
     return _run(["train", "--out", out, *TINY, *extra], capsys)
 
@@ -88,9 +106,8 @@ class TestOneCommandPerFolder:
     def test_a_second_run_on_a_folder_in_use_is_refused_naming_it(self, tmp_path, capsys):
         out = tmp_path / "run"
         out.mkdir()
-        holder = subprocess.Popen(["sleep", "60"])  # a live process that holds the folder
+        holder = _lock_holder(out)
         try:
-            (out / LOCK_NAME).write_text(f"{holder.pid}\n", encoding="utf-8")
             code, text, err = _train(out, capsys)
         finally:
             holder.kill()
@@ -99,15 +116,45 @@ class TestOneCommandPerFolder:
         assert code == 2 and f"{out} is in use by another command (process {holder.pid})" in line
         assert "epoch 1:" not in text and _snapshot(out) == {LOCK_NAME: f"{holder.pid}\n".encode()}
 
-    def test_a_lock_left_by_a_killed_run_is_taken_over_with_a_note(self, tmp_path, capsys):
+    @pytest.mark.parametrize("left", ["killed holder", "live unrelated process", "empty", "text"])
+    def test_a_lock_file_nobody_holds_is_taken(self, tmp_path, capsys, left):
         out = tmp_path / "run"
         out.mkdir()
-        dead = subprocess.Popen(["true"])
-        dead.wait()
-        (out / LOCK_NAME).write_text(f"{dead.pid}\n", encoding="utf-8")
-        code, text, err = _train(out, capsys)
-        assert code == 0 and f"taking over the lock {out / LOCK_NAME} of process {dead.pid}" in err
+        other = subprocess.Popen(["sleep", "60"])
+        try:
+            if left == "killed holder":
+                holder = _lock_holder(out)
+                holder.kill()  # SIGKILL: the holder never removes its file, the kernel drops its lock
+                holder.wait()
+                assert (out / LOCK_NAME).read_text(encoding="utf-8") == f"{holder.pid}\n"
+            else:
+                content = {"live unrelated process": f"{other.pid}\n", "empty": "", "text": "not a pid"}[left]
+                (out / LOCK_NAME).write_text(content, encoding="utf-8")
+            code, text, err = _train(out, capsys)
+        finally:
+            other.kill()
+            other.wait()
+        assert code == 0, err
         assert not (out / LOCK_NAME).exists() and (out / "checkpoint.pt").is_file()
+
+    def test_two_processes_racing_for_one_lock_one_wins_and_a_killed_winner_frees_it(self, tmp_path):
+        start = tmp_path / "go"
+        racers = [_lock_holder(tmp_path, wait_for=start) for _ in range(2)]
+        start.touch()
+        outcomes = [racer.stdout.readline().strip() for racer in racers]
+        try:
+            assert sorted(outcomes) == ["held", "refused"], outcomes
+            winner = racers[outcomes.index("held")]
+            assert (tmp_path / LOCK_NAME).read_text(encoding="utf-8") == f"{winner.pid}\n"
+            winner.kill()
+            winner.wait()
+            again = _lock_holder(tmp_path)
+            again.kill()
+            again.wait()
+        finally:
+            for racer in racers:
+                racer.kill()
+                racer.wait()
 
     def test_two_real_runs_on_one_folder_leave_one_consistent_run(self, tmp_path):
         out = tmp_path / "run"
@@ -133,10 +180,54 @@ class TestOneCommandPerFolder:
 
         monkeypatch.setattr(experiment_commands, "_data_and_parses", lambda args, config: (None, None))
         out = tmp_path / "results.json"
-        (tmp_path / "results.json.lock").write_text("1\n", encoding="utf-8")  # held by process 1, which never ends
-        code, _, err = _run(["experiment", "--out", out, "--threads", "1"], capsys)
+        with open(tmp_path / "results.json.lock", "w", encoding="utf-8") as lock:  # as another command holds it
+            lock.write("1\n")
+            lock.flush()
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            code, _, err = _run(["experiment", "--out", out, "--threads", "1"], capsys)
         assert code == 2 and f"{out} is in use by another command (process 1)" in _one_error_line(err)
         assert not out.exists()
+
+
+class TestLockFilesAndManifest:
+    @pytest.mark.parametrize("kind", ["folder", "unreadable"])
+    def test_a_lock_that_cannot_be_opened_says_how_to_clear_it(self, tmp_path, capsys, kind):
+        out = tmp_path / "run"
+        out.mkdir()
+        if kind == "folder":
+            (out / LOCK_NAME).mkdir()
+        else:
+            (out / LOCK_NAME).symlink_to(tmp_path / "elsewhere")  # not a plain file: never followed
+        code, _, err = _train(out, capsys)
+        line = _one_error_line(err)
+        assert code == 2 and f"{out}: its lock {out / LOCK_NAME} is not a plain file" in line
+        assert f"remove it (rm -r '{out / LOCK_NAME}')" in line and "in use" not in line
+
+    @pytest.mark.parametrize("fails", ["the file", "the final manifest"])
+    def test_a_fault_between_file_and_manifest_never_disowns_the_courses_file(self, tmp_path, monkeypatch, fails):
+        from lessons_lib import files
+
+        target = tmp_path / "checkpoint.pt"
+        files.record_written(target, b"old")
+        real = files.atomic_write
+        written = []
+
+        def faulty(path, data):
+            if (fails == "the file" and Path(path) == target) or (
+                    fails == "the final manifest" and Path(path).name == files.MANIFEST_NAME and target in written):
+                raise CourseInputError(f"{path}: no space left on device")
+            written.append(Path(path))
+            return real(path, data)
+
+        monkeypatch.setattr(files, "atomic_write", faulty)
+        with pytest.raises(CourseInputError):
+            files.record_written(target, b"new")
+        monkeypatch.setattr(files, "atomic_write", real)
+        assert target.read_bytes() == (b"old" if fails == "the file" else b"new")
+        assert files.written_by_course(target) and files.foreign_entries(tmp_path) == []
+        files.record_written(target, b"newer")
+        target.write_bytes(b"old")  # the older content is no longer the course's once a write finished
+        assert not files.written_by_course(target)
 
 
 class TestFullDisk:
@@ -222,6 +313,88 @@ class TestBoundedInputs:
             check_texts(["短句", "长" * 100_000])
 
 
+def _children(pid: int) -> list[int]:
+    """The process ids whose parent is ``pid`` (Linux's /proc)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        try:
+            fields = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split() if entry.isdigit() else None
+        except OSError:
+            continue
+        if fields and int(fields[1]) == pid:
+            found.append(int(entry))
+    return found
+
+
+def _running(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def _until(condition, seconds: float = 240.0) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, "the command did not get there in time"
+        time.sleep(0.2)
+
+
+def _command(*argv: str) -> subprocess.Popen:
+    """``lessons argv`` in a process group of its own, as a terminal would run it."""
+    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT), "OMP_NUM_THREADS": "1"}
+    env.pop(LCQMC_ENV_VAR, None)
+    return subprocess.Popen([os.sys.executable, "-m", "lessons_lib.cli", *argv], env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+
+
+def _experiment_with_workers(out: Path) -> subprocess.Popen:
+    return _command("experiment", "--control", "attachment", "--out", str(out), "--workers", "2", "--variants", "none",
+                    "learned", "--seeds", "0", "--epochs", "60", "--no-progress", "--threads", "1")
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads processes from Linux's /proc")
+class TestCtrlCOnTheConsole:
+    """Ctrl-C (SIGINT to the terminal's process group) and SIGKILL on real commands."""
+
+    def test_execute_during_a_cell_ends_with_one_line(self, tmp_path):
+        marker = tmp_path / "cell-started"
+        notebook = tmp_path / "slow.ipynb"
+        nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(
+            f"import pathlib, time\npathlib.Path({str(marker)!r}).touch()\ntime.sleep(120)")]), notebook)
+        before = notebook.read_bytes()
+        command = _command("execute", str(notebook))
+        _until(marker.exists)
+        os.killpg(command.pid, signal.SIGINT)
+        out, err = command.communicate(timeout=120)
+        assert command.returncode == 130 and "Traceback" not in err and err.strip() == "", err
+        assert out.strip().splitlines()[-1].startswith("interrupted; ")
+        assert notebook.read_bytes() == before
+
+    def test_experiment_while_its_workers_start_ends_with_one_line(self, tmp_path):
+        command = _experiment_with_workers(tmp_path / "r.json")
+        _until(lambda: len(_children(command.pid)) >= 2)  # the workers (and resource tracker) are starting
+        os.killpg(command.pid, signal.SIGINT)
+        out, err = command.communicate(timeout=120)
+        assert command.returncode == 130 and "Traceback" not in err, err
+        assert out.strip().splitlines()[-1].startswith("interrupted; ")
+
+    def test_experiment_killed_leaves_no_worker_behind(self, tmp_path):
+        command = _experiment_with_workers(tmp_path / "r.json")
+        _until(lambda: len(list((tmp_path / "r_runs").glob("*/checkpoint.pt"))) >= 1)  # the workers train
+        workers = _children(command.pid)
+        assert len(workers) >= 2
+        command.kill()  # SIGKILL: the parent cleans nothing up
+        command.wait()
+        try:
+            _until(lambda: not any(_running(pid) for pid in workers), seconds=20)
+        finally:
+            for pid in workers:
+                if _running(pid):
+                    os.kill(pid, signal.SIGKILL)
+        command.communicate(timeout=30)
+
+
 class TestCtrlC:
     @pytest.fixture
     def interrupt(self):
@@ -276,6 +449,16 @@ class TestCtrlC:
 
 
 class TestOnlyTheCoursesFiles:
+    def test_a_finished_run_missing_its_metrics_writes_them_again(self, tmp_path, capsys):
+        out = tmp_path / "run"
+        assert _train(out, capsys)[0] == 0
+        first = json.loads((out / "metrics.json").read_text(encoding="utf-8"))
+        (out / "metrics.json").unlink()
+        code, text, err = _train(out, capsys)
+        assert code == 0, err
+        again = json.loads((out / "metrics.json").read_text(encoding="utf-8"))
+        assert again["epochs"] == first["epochs"] and len(again["epochs"]) == 1
+
     def test_a_fresh_run_keeps_the_users_own_metrics_and_vocabulary(self, tmp_path, capsys):
         out = tmp_path / "run"
         out.mkdir()

@@ -14,8 +14,13 @@ registers ``interrupted=function(args)`` with ``set_defaults`` says there what i
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
+import signal
 import sys
+import threading
+from pathlib import Path
+from typing import Iterator
 
 from lessons_lib.errors import CourseInputError
 
@@ -42,16 +47,56 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _check_encodable(args: argparse.Namespace) -> None:
+    """Refuse, before any work, an argument with bytes that are not UTF-8 (a file name from another system).
+
+    Python keeps such bytes as lone surrogates, which every file the course writes (JSON,
+    notebooks) would refuse later, after the work was done.
+    """
+    for name, value in vars(args).items():
+        for item in value if isinstance(value, (list, tuple)) else [value]:
+            if isinstance(item, (str, Path)) and any("\udc80" <= ch <= "\udcff" for ch in str(item)):
+                raise CourseInputError(f"--{name.replace('_', '-')} {str(item)!r} holds bytes that are not UTF-8 "
+                                       f"(shown as \\udcXX): rename the file or folder, or choose another")
+
+
+@contextlib.contextmanager
+def _noting_interrupts(interrupted: list[bool]) -> Iterator[None]:
+    """Record a Ctrl-C (SIGINT) in ``interrupted``, then raise ``KeyboardInterrupt`` as Python does.
+
+    A Ctrl-C inside an asyncio loop (nbclient's) surfaces as ``CancelledError``; the record
+    lets :func:`main` still end with one line.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(signum, frame):
+        interrupted.append(True)
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGINT, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point: parse ``argv`` and run the chosen command; returns the exit status."""
     args = build_parser().parse_args(argv)
     args.command_line = ["lessons", *(sys.argv[1:] if argv is None else argv)]  # recorded in results files
+    interrupted: list[bool] = []
     try:
-        return int(args.handler(args) or 0)
+        _check_encodable(args)
+        with _noting_interrupts(interrupted):
+            return int(args.handler(args) or 0)
     except CourseInputError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
+    except BaseException as error:
+        if not (isinstance(error, KeyboardInterrupt) or interrupted):
+            raise
         hint = getattr(args, "interrupted", None)
         print("interrupted; " + (hint(args) if hint else "nothing the command wrote is half-written"))
         return 130

@@ -120,7 +120,8 @@ def run_experiment_command(args: argparse.Namespace) -> int:
     import torch
 
     from lessons_lib.errors import CourseInputError, file_errors
-    from lessons_lib.files import atomic_via, file_lock
+    from lessons_lib.files import check_output_file, file_lock, record_via
+    from lessons_lib.pairs.data import resolve_data_dir
     from lessons_lib.syntax_bias.experiment import run_experiment
     from lessons_lib.validation import check_int, check_not_a_file, check_not_a_folder
 
@@ -131,6 +132,7 @@ def run_experiment_command(args: argparse.Namespace) -> int:
     if args.device == "cuda" and not torch.cuda.is_available():
         raise CourseInputError("--device cuda was asked for but torch sees no CUDA device")
     check_not_a_folder(args.out, "--out")
+    check_output_file(args.out, "--out", [] if args.control is not None else [resolve_data_dir(args.data_dir).path])
     work_dir = _work_dir(args)
     for flag, folder in (("--work-dir", work_dir), ("--cache-dir", args.cache_dir)):
         if folder is not None:
@@ -142,7 +144,7 @@ def run_experiment_command(args: argparse.Namespace) -> int:
         results = run_experiment(data, parses, config, device=args.device, work_dir=work_dir,
                                  progress=not args.no_progress, workers=workers)
         results.command = list(getattr(args, "command_line", []))
-        atomic_via(args.out, results.save)
+        record_via(args.out, results.save)
     print(results.format_table())
     print()
     print(results.format_without_parser())

@@ -49,13 +49,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run_build_sample(args: argparse.Namespace) -> int:
     from lessons_lib.pairs.sample import LCQMC_SAMPLE_DIR, SOURCE_FILE, build_sample
-    from lessons_lib.validation import check_int, check_output_dir
+    from lessons_lib.validation import check_int, check_not_a_file
 
     check_int(args.seed, "--seed", minimum=0)
     source = Path(args.source) if args.source else SOURCE_FILE
     if not source.is_file():
         raise CourseInputError(f"--source {source} is not a file")
-    out_dir = check_output_dir(args.out_dir or LCQMC_SAMPLE_DIR, "--out-dir")
+    out_dir = check_not_a_file(args.out_dir or LCQMC_SAMPLE_DIR, "--out-dir")  # created once the sample is drawn
     stats = build_sample(source, out_dir, seed=args.seed)
     print(stats.report())
     return 0

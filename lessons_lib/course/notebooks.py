@@ -21,6 +21,8 @@ import hashlib
 import json
 import math
 import os
+import sys
+import tempfile
 import time
 import warnings
 from dataclasses import dataclass
@@ -268,8 +270,17 @@ def execute_notebook(
         resources={"metadata": {"path": str(source.parent)}},
     )
     start = time.perf_counter()
-    with kernel_environment():
-        client.execute()
+    with kernel_environment(), tempfile.TemporaryFile() as kernel_log:
+        try:
+            client.execute(stderr=kernel_log)  # the kernel's own log: shown below, unless Ctrl-C killed it mid-reply
+        except BaseException:
+            # nbclient answers Ctrl-C (SIGINT) itself: it shuts the kernel down, which surfaces as a dead
+            # kernel or a cancelled task. Its handler leaves this mark; the command then ends with one line.
+            if getattr(client, "_async_cleanup_kernel_future", None) is not None:
+                raise KeyboardInterrupt from None
+            _show(kernel_log)
+            raise
+        _show(kernel_log)
     seconds = time.perf_counter() - start
 
     # The wall time and the CPUs it ran on: the course's website shows them at the top of each lesson.
@@ -280,6 +291,13 @@ def execute_notebook(
     text = nbformat.writes(nb)
     atomic_write(target, text if text.endswith("\n") else text + "\n")  # in place: never half a lesson
     return ExecutionResult(source=source, output=target, seconds=seconds, cells=len(nb.cells))
+
+
+def _show(log) -> None:
+    """Copy a kernel's log (a binary file) to stderr."""
+    log.seek(0)
+    sys.stderr.write(log.read().decode("utf-8", errors="replace"))
+    sys.stderr.flush()
 
 
 def notebook_paths(paths: list[str] | None, default_dir: Path) -> list[Path]:

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Mapping, Sequence
 
 from lessons_lib.errors import CourseInputError
-from lessons_lib.files import atomic_write
+from lessons_lib.files import record_written
 from lessons_lib.pairs.data import PairExample, char_overlap, check_pairs_sha256
 
 __all__ = [
@@ -172,7 +172,7 @@ def save_baselines(baselines: Baselines, path: str | Path, pairs_sha256: Mapping
         "test_jaccard_vs_majority": {"only_jaccard_right": test.only_a, "only_majority_right": test.only_b,
                                      "p_value": test.p_value},
     }
-    return atomic_write(path, json.dumps(record, indent=1, ensure_ascii=False) + "\n")
+    return record_written(path, json.dumps(record, indent=1, ensure_ascii=False) + "\n")
 
 
 def load_baselines(path: str | Path, expected_sha256: Mapping[str, str] | None = None) -> dict:

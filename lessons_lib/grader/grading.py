@@ -53,7 +53,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from lessons_lib.course.assignments import check_output_outside, find_exercises
+from lessons_lib.course.assignments import check_output_outside, find_exercises, make_student_notebook
 from lessons_lib.course.notebooks import KERNEL_ENV, read_notebook
 from lessons_lib.grader.sandbox import (INPUT_DIR, SANDBOX_TMP, Isolation, Limits, choose_isolation, kill_session,
                                         launch_environment, sandbox_command, sandbox_environment)
@@ -130,6 +130,7 @@ class NotebookGrade:
             (not a valid notebook, no solution notebook, the kernel died, ...).
         message: why, when the status is not ``"graded"`` (else empty).
         cell_errors: ``[cell index, exception name]`` of the cells that raised while executing.
+        flags: what a teacher should look at (see :func:`course_imports`).
     """
 
     notebook: str
@@ -137,6 +138,7 @@ class NotebookGrade:
     message: str = ""
     checks: list[CheckResult] = field(default_factory=list)
     cell_errors: list[list] = field(default_factory=list)
+    flags: list[str] = field(default_factory=list)
 
     @property
     def score(self) -> int:
@@ -148,7 +150,7 @@ class NotebookGrade:
 
     def to_dict(self) -> dict:
         return {"status": self.status, "message": self.message, "score": self.score, "total": self.total,
-                "checks": [asdict(c) for c in self.checks], "cell_errors": self.cell_errors}
+                "checks": [asdict(c) for c in self.checks], "cell_errors": self.cell_errors, "flags": self.flags}
 
 
 class SessionEnded(BaseException):
@@ -235,7 +237,7 @@ class SandboxSession:
         argv = [sys.executable, "-I", "-m", "lessons_lib.grader.grading_worker", "--notebook", notebook,
                 "--work", str(work), "--cell-seconds", str(math.ceil(limits.cell_seconds)),
                 "--call-seconds", str(math.ceil(limits.call_seconds)), "--memory-mb", str(limits.memory_mb),
-                "--disk-mb", str(limits.disk_mb)]
+                "--disk-mb", str(limits.disk_mb), "--processes", str(limits.processes)]
         if sandboxed:
             argv += ["--copy-from", INPUT_DIR]
         command = sandbox_command(isolation, argv, staged, env, limits, hidden)
@@ -373,6 +375,46 @@ def _is_data(value: Any, depth: int = 0) -> bool:
     return False
 
 
+def _code_tree(source: str) -> ast.AST | None:
+    """A code cell's syntax tree, its IPython lines (``%magic``, ``!shell``) left out; ``None`` if it is not Python."""
+    lines = ["" if line.lstrip().startswith(("%", "!")) else line for line in source.splitlines()]
+    try:
+        return ast.parse("\n".join(lines))
+    except (SyntaxError, ValueError):
+        return None
+
+
+def course_imports(nb: Any) -> set[str]:
+    """The ``lessons_lib`` modules a notebook's code names: imports, and strings such as ``import_module``'s argument."""
+    found: set[str] = set()
+    for cell in nb.cells:
+        tree = _code_tree(cell.source) if cell.cell_type == "code" else None
+        for node in ast.walk(tree) if tree is not None else ():
+            if isinstance(node, ast.Import):
+                found.update(alias.name for alias in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                found.add(node.module)
+                found.update(f"{node.module}.{alias.name}" for alias in node.names)
+            elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+                found.add(node.value.strip())
+    return {name for name in found if name == "lessons_lib" or name.startswith("lessons_lib.")}
+
+
+def reference_code_flags(submitted: Any, reference: Any, name: str) -> list[str]:
+    """A flag when a submission uses course modules that its exercise notebook (the student version) does not.
+
+    The course's reference implementations cannot be hidden from the sandbox: the checkers the
+    notebook itself calls import them. So the grader flags their use for the teacher instead;
+    a name built at run time escapes this reading, which is why it is a flag and not a verdict.
+    """
+    allowed = course_imports(make_student_notebook(reference, name))
+    extra = sorted(module for module in course_imports(submitted) - allowed
+                   if not any(module.startswith(f"{a}.") for a in allowed if a != "lessons_lib"))
+    if not extra:
+        return []
+    return [f"uses the course's own code, which the exercise notebook does not import: {', '.join(extra)[:500]}"]
+
+
 def _failed_checks(exercises: Sequence[GradedExercise], message: str) -> list[CheckResult]:
     return [CheckResult(e.number, e.function, False, message) for e in exercises]
 
@@ -394,13 +436,15 @@ def grade_notebook(staged: Path, notebook: str, reference_dir: Path, isolation: 
     if not reference_path.is_file():
         grade.status, grade.message = "failed", f"no solution notebook named {notebook} in {reference_dir}"
         return grade
-    exercises = graded_exercises(read_notebook(reference_path), notebook)
+    reference = read_notebook(reference_path)
+    exercises = graded_exercises(reference, notebook)
     try:
-        read_notebook(staged / notebook)
+        submitted = read_notebook(staged / notebook)
     except CourseInputError as error:
         grade.status, grade.message = "failed", str(error).replace(str(staged), "<submission>")
         grade.checks = _failed_checks(exercises, "not graded: " + grade.message)
         return grade
+    grade.flags = reference_code_flags(submitted, reference, notebook)
     with tempfile.TemporaryDirectory(prefix="lessons-grade-") as run_dir:
         session = SandboxSession(isolation, staged, notebook, limits, Path(run_dir), hidden)
         try:
@@ -433,6 +477,8 @@ def _stage(student: Path, target: Path) -> str:
             if total > MAX_SUBMISSION_MB * 1024 * 1024:
                 raise CourseInputError(f"{student} holds more than {MAX_SUBMISSION_MB} MB")
             shutil.copyfile(source, destination / name)
+            os.chmod(destination / name, 0o644)
+        os.chmod(destination, 0o755)  # the sandbox's user reads it; the staging folder above stays private
     return f"{skipped} symbolic links or special files not copied" if skipped else ""
 
 
@@ -534,6 +580,7 @@ def format_grades(report: dict) -> str:
         for notebook, grade in result["notebooks"].items():
             status = "" if grade["status"] == "graded" else f" — {grade['status']}: {grade['message']}"
             lines.append(f"  {notebook}: {grade['score']}/{grade['total']}{status}")
+            lines += [f"    flag: {flag}" for flag in grade.get("flags", [])]
             for check in grade["checks"]:
                 if not check["passed"]:
                     lines.append(f"    exercise {check['exercise']} ({check['function']}): {check['message']}")

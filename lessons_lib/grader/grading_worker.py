@@ -5,8 +5,8 @@ started by :mod:`lessons_lib.grader.grading` through :mod:`lessons_lib.grader.sa
 next to the untrusted kernel. Nothing it sends is trusted by the grader: the grader treats
 every reply as the learner's answer and decides the score itself.
 
-1. It limits its own address space and file sizes (``setrlimit``; the kernel inherits the
-   limits), copies the submission from the read-only input folder into its working folder
+1. It limits its own address space, file sizes and process count (``setrlimit``; the
+   kernel inherits the limits), copies the submission from the read-only input folder into its working folder
    when asked, and executes the notebook in a fresh kernel (errors allowed, each cell
    interrupted after ``--cell-seconds``).
 2. It then answers requests, one JSON object per line on its stdin:
@@ -124,10 +124,13 @@ class _Channel:
             yield json.loads(line)
 
 
-def _limit_resources(memory_mb: int, disk_mb: int) -> None:
-    """Address space and file size limits for this process and all it starts (soft = hard: no raising them)."""
+def _limit_resources(memory_mb: int, disk_mb: int, processes: int) -> None:
+    """Address space, file size and process limits for this process and all it starts (soft = hard: no raising them).
+
+    ``RLIMIT_NPROC`` counts every process and thread of the sandbox's user: a fork bomb stops there.
+    """
     for kind, value in ((resource.RLIMIT_AS, memory_mb * 1024 * 1024), (resource.RLIMIT_FSIZE, disk_mb * 1024 * 1024),
-                        (resource.RLIMIT_CORE, 0)):
+                        (resource.RLIMIT_CORE, 0), (resource.RLIMIT_NPROC, processes)):
         resource.setrlimit(kind, (value, value))
 
 
@@ -220,9 +223,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--call-seconds", type=int, required=True)
     parser.add_argument("--memory-mb", type=int, required=True)
     parser.add_argument("--disk-mb", type=int, required=True)
+    parser.add_argument("--processes", type=int, required=True)
     args = parser.parse_args(argv)
     channel = _Channel()
-    _limit_resources(args.memory_mb, args.disk_mb)
+    _limit_resources(args.memory_mb, args.disk_mb, args.processes)
     _serve(args, channel)
     return 0
 

@@ -10,7 +10,10 @@ without it, since the two others do not isolate files: a weaker level must be as
     files it was given read-only at ``/input`` and a private ``/tmp`` of bounded size
     (where it works on its own copy); nothing else of the machine's files exists for it.
     It has no network (a loopback interface only), cannot see or signal other processes,
-    runs as an unprivileged user without capabilities, and dies with the grader.
+    runs as an unprivileged user without capabilities, and dies with the grader. The
+    kernel's settings (``/proc/sys``) are read-only. When the grader runs as root, a user
+    namespace would map the sandbox user to host uid 0, so bubblewrap runs without one and
+    ``setpriv`` (util-linux) makes the process the host's ``nobody`` (uid 65534) first.
 ``namespaces``
     ``unshare`` (util-linux) gives a new network, PID and mount namespace: no network, no
     view of other processes, and all its processes die with it. Files are *not* isolated:
@@ -20,8 +23,9 @@ without it, since the two others do not isolate files: a weaker level must be as
     or file isolation at all: use it for trusted submissions only.
 
 At every level the process gets a clean environment and the limits of :class:`Limits`:
-a wall-clock deadline (the caller kills the session), an address-space limit per process
-and a limit on the size of any file it writes; the worker applies them to itself with
+a wall-clock deadline (the caller kills the session), an address-space limit per process,
+a limit on the size of any file it writes and on the number of processes (threads included)
+its user may run; the worker applies them to itself with
 ``setrlimit`` before any untrusted code starts (its children inherit them).
 
 :func:`sandbox_command` turns a command into the command that runs it at a given level;
@@ -65,16 +69,19 @@ SANDBOX_TMP = "/tmp"
 # The unprivileged user a bubblewrap sandbox runs as (Debian's "nobody").
 _SANDBOX_UID = 65534
 # Files of /etc that programs read at start (dynamic linker cache, fonts, user names, time zone).
+# What of the sandbox's own /proc stays read-only (bubblewrap covers these itself only without a user namespace).
+_PROC_READ_ONLY = ("sys", "sysrq-trigger", "irq", "bus")
 _ETC_FILES = ("ld.so.cache", "fonts", "passwd", "group", "nsswitch.conf", "localtime", "mime.types")
 
 _DESCRIPTIONS = {
     "bubblewrap": ("own mount, PID, network and user namespaces (bubblewrap): the submission sees only its own "
                    "files (read-only, copied into a private /tmp of bounded size), the system and the course "
-                   "package read-only, no network, no other process; time and memory limits"),
+                   "package read-only, no network, no other process, an unprivileged user (nobody when graded "
+                   "as root), /proc/sys read-only; time, memory and process limits"),
     "namespaces": ("own network, PID and mount namespaces (unshare): no network, no other process; files are NOT "
-                   "isolated (it can read and write what the grader's user can); time and memory limits"),
+                   "isolated (it can read and write what the grader's user can); time, memory and process limits"),
     "process": ("own process and temporary folder only: NO network or file isolation (it can read and write what "
-                "the grader's user can); time and memory limits"),
+                "the grader's user can); time, memory and process limits"),
 }
 
 
@@ -90,6 +97,8 @@ class Limits:
         memory_mb: address space of each process, in MiB.
         disk_mb: bubblewrap: the size of the sandbox's private ``/tmp``; every level: the
             largest file a process may write.
+        processes: the most processes and threads the sandbox's user may run (``RLIMIT_NPROC``;
+            a kernel with its libraries runs a few dozen threads).
     """
 
     notebook_seconds: float = 1200.0
@@ -97,12 +106,14 @@ class Limits:
     call_seconds: float = 60.0
     memory_mb: int = 4096
     disk_mb: int = 1024
+    processes: int = 256
 
     def __post_init__(self) -> None:
         for name in ("notebook_seconds", "cell_seconds", "call_seconds"):
             check_number(getattr(self, name), f"Limits.{name}", minimum=0.0, strict_minimum=True)
         check_int(self.memory_mb, "Limits.memory_mb", minimum=256)
         check_int(self.disk_mb, "Limits.disk_mb", minimum=16)
+        check_int(self.processes, "Limits.processes", minimum=32)
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -178,15 +189,45 @@ def _root_entries() -> list[str]:
     return args
 
 
+def _as_root() -> bool:
+    return os.geteuid() == 0
+
+
+def _parent_folders(chosen: Sequence[Path]) -> list[str]:
+    """The folders above the bound paths, to be made traversable (``0755``) inside the sandbox.
+
+    Bubblewrap creates them ``0700``, which the unprivileged sandbox user could not enter
+    (a Python installation under ``/root/.pyenv``, for one).
+    """
+    parents = {parent for path in chosen for parent in path.parents if parent != Path("/")}
+    return [str(p) for p in sorted(parents, key=lambda p: len(p.parts))
+            if p.parts[1] != "usr" and not any(c == p or c in p.parents for c in chosen)]
+
+
 def _bubblewrap_command(argv: Sequence[str], input_dir: Path, env: Mapping[str, str], limits: Limits,
                         hidden: Sequence[Path], user_namespace: bool) -> list[str]:
-    command = [shutil.which("bwrap") or "bwrap", "--die-with-parent", "--new-session", "--unshare-all",
-               "--hostname", "sandbox", "--cap-drop", "ALL"]
-    if user_namespace:
-        command += ["--unshare-user", "--uid", str(_SANDBOX_UID), "--gid", str(_SANDBOX_UID)]
+    command = [shutil.which("bwrap") or "bwrap", "--die-with-parent", "--new-session", "--hostname", "sandbox"]
+    if _as_root():
+        # A user namespace started by root maps the sandbox user to host uid 0, for whom the kernel's own
+        # files (/proc/sys ...) are writable. Instead bubblewrap runs without one, and setpriv turns the
+        # process into the host's unprivileged "nobody", without capabilities, before Python starts.
+        command += ["--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try",
+                    "--cap-drop", "ALL", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]
+        argv = [shutil.which("setpriv") or "setpriv", f"--reuid={_SANDBOX_UID}", f"--regid={_SANDBOX_UID}",
+                "--clear-groups", "--inh-caps=-all", "--bounding-set=-all", "--", *argv]
+    else:
+        command += ["--unshare-all", "--cap-drop", "ALL"]
+        if user_namespace:
+            command += ["--unshare-user", "--uid", str(_SANDBOX_UID), "--gid", str(_SANDBOX_UID)]
     command += _root_entries()
-    command += ["--proc", "/proc", "--dev", "/dev", "--size", str(limits.disk_mb * 1024 * 1024), "--tmpfs", SANDBOX_TMP]
-    for path in _readonly_paths([input_dir, *hidden]):
+    command += ["--proc", "/proc"]
+    for name in _PROC_READ_ONLY:  # the kernel's settings: read-only whoever the sandbox user is
+        command += ["--ro-bind-try", f"/proc/{name}", f"/proc/{name}"]
+    command += ["--dev", "/dev", "--size", str(limits.disk_mb * 1024 * 1024), "--perms", "1777", "--tmpfs", SANDBOX_TMP]
+    chosen = _readonly_paths([input_dir, *hidden])
+    for folder in _parent_folders(chosen):
+        command += ["--perms", "0755", "--dir", folder]
+    for path in chosen:
         command += ["--ro-bind", str(path), str(path)]
     command += ["--ro-bind", str(input_dir), INPUT_DIR, "--chdir", SANDBOX_TMP, "--clearenv"]
     for key, value in env.items():
@@ -265,6 +306,9 @@ def _probe(name: str, user_namespace: bool = True) -> str:
 
     if name == "bubblewrap" and shutil.which("bwrap") is None:
         return "bubblewrap is not installed (apt-get install bubblewrap)"
+    if name == "bubblewrap" and _as_root() and shutil.which("setpriv") is None:
+        return ("setpriv (util-linux) is not installed: as root it is what runs the sandbox as the unprivileged "
+                "user nobody; install util-linux, or grade as an unprivileged user")
     if name == "namespaces" and shutil.which("unshare") is None:
         return "unshare is not installed (util-linux)"
     with tempfile.TemporaryDirectory() as tmp:

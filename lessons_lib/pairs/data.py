@@ -26,6 +26,7 @@ from __future__ import annotations
 import hashlib
 import os
 import random
+import unicodedata
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -188,7 +189,14 @@ def _parse_line(fields: list[str]) -> tuple[str, str, int] | str:
     for which, text in (("first sentence (text_a)", text_a), ("second sentence (text_b)", text_b)):
         if len(text) > MAX_SENTENCE_CHARS:
             return f"the {which} has {len(text):,} characters, more than the {MAX_SENTENCE_CHARS:,} the course reads"
+        if not any(_visible(ch) for ch in text):
+            return f"the {which} has no visible character (only control, zero-width or space characters)"
     return text_a, text_b, int(label_text)
+
+
+def _visible(ch: str) -> bool:
+    """Not a control, format (zero-width), unassigned or separator character (Unicode categories C*, Z*)."""
+    return unicodedata.category(ch)[0] not in "CZ"
 
 
 def read_lcqmc_file(path: str | Path, *, lenient: bool = False, name: str | None = None) -> LcqmcSplit:
@@ -233,7 +241,8 @@ def read_lcqmc_file(path: str | Path, *, lenient: bool = False, name: str | None
             if not lenient:
                 raise CourseInputError(
                     f"{path}, line {number}: {parsed}; line was {line[:80]!r} "
-                    "(use lenient reading to skip and list such lines)"
+                    "(fix or remove it; `lessons train`, `lessons baseline` and `lessons data-stats` can skip and "
+                    "list such lines with --lenient, while `lessons preparse` and `lessons experiment` read every line)"
                 )
             skipped.append(SkippedLine(number, parsed, line))
             continue

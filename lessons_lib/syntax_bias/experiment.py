@@ -14,13 +14,17 @@ a finished run's model from its folder.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import multiprocessing
+import os
+import signal
+import sys
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Mapping, Sequence
+from typing import Callable, Iterator, Mapping, Sequence
 
 import torch
 
@@ -393,9 +397,40 @@ def _run_one(shared: _Shared, extras: Mapping[str, ExtrasFn | None], variant: st
 _WORKER: dict = {}  # a worker process's _Shared and extras, set once by _start_worker
 
 
-def _start_worker(shared: _Shared, threads: int) -> None:
+def _die_with_parent(parent: int) -> None:
+    """End this worker when the experiment's process ends, even killed (Linux: ``PR_SET_PDEATHSIG``)."""
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        pr_set_pdeathsig = 1
+        ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGKILL, 0, 0, 0)
+    if os.getppid() != parent:  # the parent died before the line above
+        os._exit(1)
+
+
+def _start_worker(shared: _Shared, threads: int, parent: int) -> None:
+    _die_with_parent(parent)
+    # Ctrl-C reaches every process of the terminal's group: the parent answers it with one line, a worker just
+    # ends. The worker was spawned with Ctrl-C held back (see _ctrl_c_held); one that came meanwhile ends it here.
+    signal.signal(signal.SIGINT, lambda signum, frame: os._exit(130))
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
     torch.set_num_threads(threads)
     _WORKER.update(shared=shared, extras=_variant_extras(shared.config, shared.prepared.parses))
+
+
+@contextlib.contextmanager
+def _ctrl_c_held() -> Iterator[None]:
+    """Hold Ctrl-C back (blocked, not lost) while workers are spawned: they inherit the block until
+    :func:`_start_worker`, so a Ctrl-C while they import torch prints no traceback of theirs."""
+    if not hasattr(signal, "pthread_sigmask"):
+        yield
+        return
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 
 
 def _worker_run(job: tuple[str, int]) -> tuple[RunRecord, LearnedTable | None, tuple]:
@@ -418,11 +453,20 @@ def _run_all(shared: _Shared, jobs: Sequence[tuple[str, int]], workers: int):
             yield _run_one(shared, extras, variant, seed)
         return
     context = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(min(workers, len(jobs)), mp_context=context, initializer=_start_worker,
-                             initargs=(shared, torch.get_num_threads())) as pool:
-        states = None
-        for record, table, states in pool.map(_worker_run, jobs):
+    pool = ProcessPoolExecutor(min(workers, len(jobs)), mp_context=context, initializer=_start_worker,
+                               initargs=(shared, torch.get_num_threads(), os.getpid()))
+    states = None
+    try:
+        with _ctrl_c_held():  # map submits every job now, which spawns the workers
+            results = pool.map(_worker_run, jobs)
+        for record, table, states in results:
             yield record, table
+    except BaseException:  # Ctrl-C or an error: the workers' runs are not waited for (nor a worker spawned after it)
+        for process in list((getattr(pool, "_processes", None) or {}).values()):  # the pool keeps no public list
+            process.kill()
+        raise
+    finally:
+        pool.shutdown()
     restore_random_states(states)
 
 

@@ -29,9 +29,10 @@ seed is not yet such a claim.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 
@@ -215,6 +216,46 @@ def _check_pairs(path: Path, result: ExperimentResult, expected_sha256: Mapping[
                                        f"{getattr(first_result.config, name)} in {first_path}")
 
 
+# How far a recorded test accuracy may be from the one its predictions give: float32 rounding (~1e-7),
+# far below one changed prediction (1 / the test pairs, 8e-5 on LCQMC's 12,500).
+_ACCURACY_TOLERANCE = 1e-6
+
+
+def _is_binary(values: Any) -> bool:
+    return isinstance(values, list) and all(type(v) is int and v in (0, 1) for v in values)
+
+
+def _is_accuracy(value: Any) -> bool:
+    return type(value) in (int, float) and math.isfinite(value) and 0.0 <= value <= 1.0
+
+
+def _check_runs(path: Path, result: ExperimentResult) -> None:
+    """One line naming the file and field when the labels, predictions or accuracies cannot be a run's.
+
+    Raises:
+        CourseInputError: a label or prediction not 0/1, predictions not one per test pair, an
+            accuracy that is not a number in [0, 1] (NaN, inf) or that its predictions contradict.
+    """
+    labels = result.test_labels
+    if not _is_binary(labels):
+        raise CourseInputError(f"{path}: test_labels must be a list of 0 and 1")
+    for index, run in enumerate(result.runs):
+        where = f"{path}: runs[{index}] ({run.variant}, seed {run.seed})"
+        for name in ("dev_accuracy", "test_accuracy"):
+            if not _is_accuracy(getattr(run, name)):
+                raise CourseInputError(f"{where}: {name} {getattr(run, name)!r} is not a number in [0, 1]")
+        if not _is_binary(run.test_predictions):
+            raise CourseInputError(f"{where}: test_predictions must be a list of 0 and 1")
+        if len(run.test_predictions) != len(labels):
+            raise CourseInputError(f"{where}: test_predictions has {len(run.test_predictions)} values for "
+                                   f"{len(labels)} test_labels")
+        if labels:
+            accuracy = sum(p == y for p, y in zip(run.test_predictions, labels)) / len(labels)
+            if abs(accuracy - run.test_accuracy) > _ACCURACY_TOLERANCE:
+                raise CourseInputError(f"{where}: test_accuracy {run.test_accuracy} disagrees with its "
+                                       f"test_predictions, which give {accuracy:.6f}")
+
+
 def load_grid(paths: Sequence[str | Path], expected_sha256: Mapping[str, str] | None = None) -> "Grid":
     """Read experiment files made on the same pairs into one :class:`Grid`.
 
@@ -231,6 +272,7 @@ def load_grid(paths: Sequence[str | Path], expected_sha256: Mapping[str, str] | 
     for path in map(Path, paths):
         result = ExperimentResult.load(path)
         _check_pairs(path, result, expected_sha256, first)
+        _check_runs(path, result)
         first = first or (path, result)
         recipe, options = result.config.preset, {"model": result.config.model, "train": result.config.train}
         if recipes.setdefault(recipe, (path, options))[1] != options:

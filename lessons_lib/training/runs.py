@@ -13,7 +13,8 @@ see :mod:`lessons_lib.files`), its lock and which of its files may be removed. A
   pairs they were made on (written by ``lessons train`` when the run has finished);
 - ``skipped_lines.tsv`` — with ``--lenient``, every malformed line that was skipped;
 - ``.lessons-files.json`` — the SHA-256 of every file above as the course wrote it, and, while
-  a run writes there, ``.lessons.lock`` (its process id): one run at a time per folder.
+  a run writes there, ``.lessons.lock`` (locked with ``flock``; its holder's process id): one
+  run at a time per folder.
 
 Every file is written to a temporary name and renamed (:func:`save_checkpoint`,
 :func:`save_metrics`, :func:`save_vocab`, :func:`save_predictions`, :func:`save_skipped_lines`),

@@ -306,8 +306,12 @@ class _Trainer:
             "vocab_fingerprint": self.vocab.fingerprint(),
             "run_identity": self.identity,
         }, out_path / CHECKPOINT_NAME)
-        save_metrics(out_path, config, self.model_config, best_dev_epoch(self.history), [asdict(h) for h in self.history],
-                     self.identity, self.command)
+        self.save_metrics(out_path)
+
+    def save_metrics(self, out_path: Path) -> None:
+        """``metrics.json`` of the epochs so far."""
+        save_metrics(out_path, self.config.to_dict(), self.model_config, best_dev_epoch(self.history),
+                     [asdict(h) for h in self.history], self.identity, self.command)
 
 
 def _parameter_fingerprint(model: nn.Module) -> str:
@@ -439,4 +443,6 @@ def _train_until(trainer: _Trainer, last_epoch: int, splits: tuple, out_path: Pa
             trainer.save(out_path)
     if dev_result is None:  # nothing left to train (resumed a finished run): evaluate once
         dev_result, test_result = trainer.evaluate(dev_examples), trainer.evaluate(test_examples)
+        if out_path is not None:  # the finished run's metrics.json may be gone: a resumed run writes it again
+            trainer.save_metrics(out_path)
     return dev_result, test_result
