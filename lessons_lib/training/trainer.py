@@ -443,6 +443,6 @@ def _train_until(trainer: _Trainer, last_epoch: int, splits: tuple, out_path: Pa
             trainer.save(out_path)
     if dev_result is None:  # nothing left to train (resumed a finished run): evaluate once
         dev_result, test_result = trainer.evaluate(dev_examples), trainer.evaluate(test_examples)
-        if out_path is not None:  # the finished run's metrics.json may be gone: a resumed run writes it again
+        if out_path is not None and trainer.history:  # a finished run's metrics.json may be gone: written again
             trainer.save_metrics(out_path)
     return dev_result, test_result
