@@ -1,5 +1,8 @@
-"""The test command's grouping under pytest-xdist, for every path it is given (tests/ and
-notebooks/ alike; the unit tests' own fixtures are in ``tests/conftest.py``).
+"""The test command's grouping under pytest-xdist and its ``notebook`` mark, for every path it is
+given (tests/ and notebooks/ alike; the unit tests' own fixtures are in ``tests/conftest.py``).
+
+Every cell nbval runs is marked ``notebook``, like the tests that execute whole lessons, so that
+``-m "not notebook and not slow"`` (CONTRIBUTING's quick loop) leaves them out.
 
 Each unit of work goes whole to one worker:
 
@@ -28,6 +31,12 @@ def work_unit(nodeid: str) -> str:
     if bracket and params.startswith(SHARED_WORKER_PREFIX):
         return params.removesuffix("]")
     return path
+
+
+def pytest_collection_modifyitems(items):
+    for item in items:
+        if item.path.suffix == ".ipynb":
+            item.add_marker(pytest.mark.notebook)
 
 
 @pytest.hookimpl(tryfirst=True, optionalhook=True)  # before xdist's own choice of scheduler

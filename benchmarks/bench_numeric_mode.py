@@ -80,7 +80,7 @@ def lesson_06_step():
     from lessons_lib.pairs.config import PairClassifierConfig, TrainConfig
     from lessons_lib.pairs.data import load_lcqmc
     from lessons_lib.pairs.encoding import make_batches
-    from lessons_lib.pairs.trainer import build_optimizer
+    from lessons_lib.training.trainer import build_optimizer
     from lessons_lib.pairs.vocab import Vocabulary
 
     train = load_lcqmc(None).train.examples

@@ -1,6 +1,6 @@
 """Benchmark: training throughput (pairs per second) of the LCQMC presets on CPU, old and new paths side by side.
 
-Each timed step is what :func:`lessons_lib.pairs.trainer.train_pair_classifier` does per batch:
+Each timed step is what :func:`lessons_lib.training.trainer.train_pair_classifier` does per batch:
 encode and pad the batch, forward, cross-entropy, backward, gradient clipping, AdamW step,
 scheduler step. Three paths train the same model (same preset, same initial weights):
 
@@ -19,7 +19,7 @@ round-robin so that slow phases of a shared machine hit all of them alike. Repor
 all rounds (total pairs / total seconds; bucketed batches vary in length, so a per-round median
 would be noisier), the slowest and fastest round, the ratio to ``plain`` at the same preset and
 thread count, and the estimated time of one epoch of the real LCQMC (238,766 pairs). A last table
-times evaluation (:func:`lessons_lib.pairs.metrics.predict`, eval mode, batches of 256) of the
+times evaluation (:func:`lessons_lib.evaluation.metrics.predict`, eval mode, batches of 256) of the
 first ``--eval-pairs`` pairs with each preset's freshly built model: the given order with the
 course's attention (the old path) against length-sorted batches with the fused attention (the
 new default of both commands). Run from the repository root::
@@ -42,8 +42,8 @@ from lessons_lib.pairs.classifier import PairClassifier
 from lessons_lib.pairs.config import PRESETS, resolve_configs
 from lessons_lib.pairs.data import load_lcqmc
 from lessons_lib.pairs.encoding import batch_indices, encoded_length, make_batches, padded_positions
-from lessons_lib.pairs.metrics import predict
-from lessons_lib.pairs.trainer import build_optimizer, build_scheduler
+from lessons_lib.evaluation.metrics import predict
+from lessons_lib.training.trainer import build_optimizer, build_scheduler
 from lessons_lib.pairs.vocab import Vocabulary
 
 LCQMC_TRAIN_PAIRS = 238_766

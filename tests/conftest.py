@@ -39,7 +39,7 @@ def executed_student_version():
 def grading_isolation() -> str:
     """The isolation a grading test asks for: bubblewrap ("auto") where it works, else the plain
     process named explicitly (grading refuses to fall back by itself; the report says which)."""
-    from lessons_lib.course.sandbox import choose_isolation
+    from lessons_lib.grader.sandbox import choose_isolation
     from lessons_lib.errors import CourseInputError
 
     try:

@@ -20,7 +20,7 @@ from lessons_lib.pairs.classifier import PairClassifier  # noqa: E402
 from lessons_lib.pairs.config import PairClassifierConfig, TrainConfig  # noqa: E402
 from lessons_lib.pairs.data import load_lcqmc  # noqa: E402
 from lessons_lib.pairs.encoding import make_batches  # noqa: E402
-from lessons_lib.pairs.trainer import build_optimizer, parameter_groups  # noqa: E402
+from lessons_lib.training.trainer import build_optimizer, parameter_groups  # noqa: E402
 from lessons_lib.pairs.vocab import Vocabulary  # noqa: E402
 from lessons_lib.syntax.buckets import BucketScheme  # noqa: E402
 from lessons_lib.syntax_bias.predictor import DistancePredictor  # noqa: E402

@@ -23,7 +23,7 @@ from lessons_lib.course.assignments import (
     solution_lines,
     strip_solutions,
 )
-from lessons_lib.course.grading import grade_submissions, graded_exercises, score_exercises
+from lessons_lib.grader.grading import grade_submissions, graded_exercises, score_exercises
 from lessons_lib.errors import CourseInputError
 from lessons_lib.course.notebooks import notebook_parameters
 from lessons_lib.exercises import FAIL_MARK, NOT_DONE_MARK, PASS_MARK

@@ -7,15 +7,14 @@ from pathlib import Path
 import pytest
 
 from lessons_lib.errors import CourseInputError
-from lessons_lib.pairs.baselines import (
+from lessons_lib.evaluation.baselines import (
     JaccardRule,
     accuracy,
-    char_overlap,
     compute_baselines,
     majority_label,
     tune_jaccard_rule,
 )
-from lessons_lib.pairs.data import PairExample
+from lessons_lib.pairs.data import PairExample, char_overlap
 from lessons_lib.pairs.stats import HARD_NEGATIVE_OVERLAP, data_statistics, split_statistics
 
 
@@ -153,7 +152,7 @@ def test_label_overlap_gives_mean_quartiles_and_lengths() -> None:
 
 
 def test_independence_check() -> None:
-    from lessons_lib.pairs.significance import INDEPENDENCE_LIMITS, check_independence
+    from lessons_lib.evaluation.significance import INDEPENDENCE_LIMITS, check_independence
 
     apart = [PairExample(f"问{i}", f"答{i}", i % 2) for i in range(200)]
     check = check_independence(apart)

@@ -9,9 +9,9 @@ import sys
 import pytest
 
 from lessons_lib.errors import CourseInputError
-from lessons_lib.pairs.baselines import compute_baselines, load_baselines, save_baselines
+from lessons_lib.evaluation.baselines import compute_baselines, load_baselines, save_baselines
 from lessons_lib.pairs.data import LCQMC_SHA256, examples_sha256, load_lcqmc
-from lessons_lib.pairs.runs import load_metrics
+from lessons_lib.training.runs import load_metrics
 from lessons_lib.paths import LCQMC_BASELINES_FILE, LCQMC_TRAINING_RUNS_DIR, REPO_ROOT
 
 

@@ -13,7 +13,7 @@ from lessons_lib.pairs.config import PairClassifierConfig, TrainConfig
 from lessons_lib.pairs.data import PairExample
 from lessons_lib.pairs.encoding import (POOL_BATCHES, batch_indices, encoded_length, length_sorted_order, make_batches,
                                         padded_positions)
-from lessons_lib.pairs.metrics import predict
+from lessons_lib.evaluation.metrics import predict
 from lessons_lib.pairs.vocab import Vocabulary
 
 CHARS = "什么花四季开电脑怎样录像手机截图如何视频"
@@ -110,18 +110,18 @@ def test_the_command_line_takes_the_fast_paths_unless_told_otherwise():
     from lessons_lib.cli.experiment_commands import config_from_args
     from lessons_lib.cli.experiment_commands import register as register_experiment
     from lessons_lib.cli.options import add_preset_arguments, preset_overrides
-    from lessons_lib.pairs.config import resolve_configs
+    from lessons_lib.pairs.config import resolve_recipe
 
     parser = argparse.ArgumentParser()
     add_preset_arguments(parser)
-    model, train = resolve_configs("textbook", preset_overrides(parser.parse_args([])))
-    assert (train.batching, model.encoder.attention) == ("bucketed", "sdpa")
-    model, train = resolve_configs("textbook", preset_overrides(parser.parse_args(["--batching", "plain",
-                                                                                    "--attention", "course"])))
-    assert (train.batching, model.encoder.attention) == ("plain", "course")
+    recipe = resolve_recipe("textbook", preset_overrides(parser.parse_args([])))
+    assert (recipe.train.batching, recipe.model["attention"]) == ("bucketed", "sdpa")
+    recipe = resolve_recipe("textbook", preset_overrides(parser.parse_args(["--batching", "plain",
+                                                                           "--attention", "course"])))
+    assert (recipe.train.batching, recipe.model["attention"]) == ("plain", "course")
     # The library (and so every lesson) keeps the plain order and the course's attention.
-    model, train = resolve_configs("textbook")
-    assert (train.batching, model.encoder.attention) == ("plain", "course")
+    recipe = resolve_recipe("textbook")
+    assert (recipe.train.batching, recipe.model["attention"]) == ("plain", "course")
     commands = argparse.ArgumentParser().add_subparsers()
     register_experiment(commands)
     experiment = config_from_args(commands.choices["experiment"].parse_args(["--out", "x.json"]))

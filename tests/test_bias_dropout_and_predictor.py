@@ -253,7 +253,7 @@ def test_open_pairs_and_the_offset_yardstick():
 
 
 def test_the_predictor_learns_at_its_own_rate():
-    from lessons_lib.pairs.trainer import parameter_groups
+    from lessons_lib.training.trainer import parameter_groups
 
     model = _model(distance_predictor=True, predictor_lr_multiplier=5.0)
     groups = parameter_groups(model, 0.01, lr=2e-3)
@@ -326,7 +326,7 @@ def test_command_line_flags_reach_the_config():
 
 
 def test_an_interrupted_run_with_bias_dropout_resumes_bit_for_bit(tmp_path):
-    from lessons_lib.pairs.trainer import train_pair_classifier
+    from lessons_lib.training.trainer import train_pair_classifier
 
     config = ExperimentConfig(model=dict(TINY_MODEL), train={"epochs": 2, "batch_size": 8, "lr": 1e-3, "max_len": 32},
                               syntax_model={"bias_dropout": 0.5, "distance_predictor": True})

@@ -88,7 +88,7 @@ def test_messages_do_not_leak_expected_values():
 
 def test_jaccard_prediction_exercise(capsys):
     from lessons_lib.exercises.pairs import JACCARD_EXERCISE_PAIRS, check_jaccard_predictions, sample_jaccard_rule
-    from lessons_lib.pairs.baselines import JaccardRule
+    from lessons_lib.evaluation.baselines import JaccardRule
 
     rule = JaccardRule(0.1667)
     says = {i: p for i, p in enumerate(rule.predict(JACCARD_EXERCISE_PAIRS), start=1)}
@@ -134,7 +134,8 @@ def _small_dev_measurement(source: str = "dev", read: str = "test", pairs: int =
     import statistics
 
     from lessons_lib.exercises.pairs import course_sample
-    from lessons_lib.pairs.baselines import char_overlap, tune_jaccard_rule
+    from lessons_lib.evaluation.baselines import tune_jaccard_rule
+    from lessons_lib.pairs.data import char_overlap
 
     sample = course_sample()
     tuned_on = sample.dev.examples if source == "dev" else sample.test.examples
@@ -157,7 +158,8 @@ def test_small_dev_draws_read_each_threshold_as_the_rule_does():
 
     from lessons_lib.errors import CourseInputError
     from lessons_lib.exercises.pairs import _accuracy_reader, course_sample, small_dev_rule_draws
-    from lessons_lib.pairs.baselines import JaccardRule, accuracy, char_overlap, tune_jaccard_rule
+    from lessons_lib.evaluation.baselines import JaccardRule, accuracy, tune_jaccard_rule
+    from lessons_lib.pairs.data import char_overlap
 
     sample = course_sample()
     test = sample.test.examples

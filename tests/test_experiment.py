@@ -162,6 +162,35 @@ def test_variants_start_equal_to_the_baseline():
     assert torch.equal(outputs["none"], outputs["learned"])
 
 
+def test_a_forward_pass_checks_the_key_mask_and_the_buckets_once(monkeypatch):
+    import lessons_lib.attention.multihead as multihead
+    import lessons_lib.syntax_bias.model as biased_model
+    import lessons_lib.syntax_bias.variants as variants
+    import lessons_lib.transformer.encoder as encoder
+
+    examples = _examples()[:8]
+    vocab, batch = _batch(examples)
+    config = _config(model={**TINY_MODEL, "n_layers": 3}, variants=["none", "learned"])
+    model = build_model(config, "learned", len(vocab), seed=0).train()
+    calls = {"key mask": 0, "mask in a block": 0, "buckets": 0}
+
+    def counted(name, check):
+        def wrapper(*args, **kwargs):
+            calls[name] += 1
+            return check(*args, **kwargs)
+        return wrapper
+
+    monkeypatch.setattr(encoder, "_check_key_mask", counted("key mask", encoder._check_key_mask))
+    monkeypatch.setattr(multihead, "check_mask", counted("mask in a block", multihead.check_mask))
+    for module in (biased_model, variants):
+        monkeypatch.setattr(module, "check_buckets", counted("buckets", variants.check_buckets))
+    model.training_loss(batch).backward()
+    assert calls == {"key mask": 1, "mask in a block": 0, "buckets": 1}  # three blocks, one check of each
+    # the public modules still check what they are given
+    with pytest.raises(CourseInputError, match="key_mask"):
+        model.encoder.run_blocks(torch.zeros(2, 5, model.encoder.config.d_model), torch.ones(2, 5))
+
+
 def test_one_block_cannot_use_the_bias_and_is_refused():
     examples = _examples()[:8]
     vocab, batch = _batch(examples)
@@ -284,7 +313,7 @@ def test_results_round_trip_through_json(data_dir, tmp_path):
 
 
 def test_a_finished_run_reloads_to_the_same_predictions(data_dir, tmp_path):
-    from lessons_lib.pairs.metrics import evaluate
+    from lessons_lib.evaluation.metrics import evaluate
 
     data = load_lcqmc(data_dir)
     parses = {t: _chain_parse(t) for t in SENTENCES}

@@ -19,8 +19,8 @@ import pytest
 from nbformat.v4 import new_code_cell, new_notebook
 
 from lessons_lib.course.assignments import make_student_notebook
-from lessons_lib.course.grading import grade_submissions
-from lessons_lib.course.sandbox import Isolation, Limits, choose_isolation, run_isolated
+from lessons_lib.grader.grading import grade_submissions
+from lessons_lib.grader.sandbox import Isolation, Limits, choose_isolation, run_isolated
 
 NOTEBOOK = "01_tiny.ipynb"
 LIMITS = Limits(notebook_seconds=40, cell_seconds=8, call_seconds=3, memory_mb=2048, disk_mb=256)
@@ -95,7 +95,7 @@ def _class(root: Path) -> dict[str, nbformat.NotebookNode | str]:
                                   "    return q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])", SOFTMAX,
                                   extra="hoard = bytearray(2 ** 34)"),
         "ivan_smuggles": _submission(
-            "import lessons_lib.course.grading_worker as worker\n"
+            "import lessons_lib.grader.grading_worker as worker\n"
             f"class Payload:\n    def __reduce__(self):\n        return (open, ({str(marker)!r}, 'w'))\n"
             "worker.as_data = lambda value, depth=0: value\n"
             "def scaled_scores(q, k):\n    return Payload()"),
@@ -267,7 +267,7 @@ def test_what_comes_back_from_a_call_is_plain_data():
     import numpy
     import torch
 
-    from lessons_lib.course.grading_worker import NotData, as_data
+    from lessons_lib.grader.grading_worker import NotData, as_data
 
     class Tagged(torch.Tensor):
         pass

@@ -1,4 +1,4 @@
-"""The package's layers: each subpackage imports only the layers below it, and nothing but the CLI uses the CLI."""
+"""The package's layers: each subpackage imports only the layers below it, nothing but the CLI uses the CLI, and no import circle."""
 
 from __future__ import annotations
 
@@ -18,10 +18,14 @@ ALLOWED = {
     "seq2seq": {"attention"},
     "transformer": {"attention"},
     "pairs": {"attention", "transformer"},
+    "evaluation": {"pairs"},
+    "training": {"pairs", "evaluation"},
     "syntax": {"pairs"},
-    "syntax_bias": {"attention", "transformer", "pairs", "syntax"},
-    "exercises": {"attention", "seq2seq", "transformer", "pairs", "syntax", "syntax_bias"},
+    "syntax_bias": {"attention", "transformer", "pairs", "evaluation", "training", "syntax"},
+    "exercises": {"attention", "seq2seq", "transformer", "pairs", "evaluation", "training", "syntax", "syntax_bias"},
     "course": {"exercises", "pairs", "syntax"},
+    "grader": {"course", "exercises"},
+    "website": {"course", "exercises"},
 }
 # The top: the command line may use every layer (and nothing uses it, since no layer above lists it).
 ALLOWED["cli"] = set(ALLOWED)
@@ -80,7 +84,13 @@ def test_imports_follow_the_layers(path):
         ("attention/x.py", "import lessons_lib.transformer.config", True),
         ("seeding.py", "from lessons_lib.pairs.vocab import Vocabulary", True),
         ("cli/x.py", "from lessons_lib.pairs.no_such_module import f", True),
-        ("cli/x.py", "from lessons_lib.course.grading import grade", False),
+        ("cli/x.py", "from lessons_lib.grader.grading import grade", False),
+        ("pairs/x.py", "from lessons_lib.training.runs import load_run", True),
+        ("evaluation/x.py", "from lessons_lib.training.trainer import train_pair_classifier", True),
+        ("training/x.py", "from lessons_lib.evaluation.metrics import evaluate", False),
+        ("course/x.py", "from lessons_lib.grader.sandbox import Limits", True),
+        ("course/x.py", "from lessons_lib.website.site import build_site", True),
+        ("website/x.py", "from lessons_lib.course.notebooks import read_notebook", False),
         ("syntax_bias/x.py", "from lessons_lib.seeding import set_seed", False),
     ],
 )
@@ -95,6 +105,65 @@ def test_the_layer_check_catches_an_upward_import(tmp_path, monkeypatch, where, 
     monkeypatch.setattr(f"{__name__}.PACKAGE", fake)
     monkeypatch.setattr(f"{__name__}.REPO_ROOT", tmp_path)
     assert bool(layer_violations(fake / where)) is caught
+
+
+def _circle(edges: dict[str, set[str]]) -> list[str]:
+    """One circle of the directed graph ``edges`` (``[a, b, …, a]``), or ``[]`` when it has none."""
+    state: dict[str, str] = {}
+
+    def visit(node: str, path: list[str]) -> list[str]:
+        state[node] = "open"
+        for nxt in sorted(edges.get(node, ())):
+            if state.get(nxt) == "open":
+                return path[path.index(nxt):] + [node, nxt] if nxt in path else [node, nxt]
+            if nxt not in state and (found := visit(nxt, path + [node])):
+                return found
+        state[node] = "done"
+        return []
+
+    for start in sorted(edges):
+        if start not in state and (found := visit(start, [])):
+            return found
+    return []
+
+
+def module_imports(package: Path) -> dict[str, set[str]]:
+    """``{module: the package's modules it imports}``, imports inside functions included (they hide no circle here)."""
+    files = {".".join(p.relative_to(package.parent).with_suffix("").parts).removesuffix(".__init__"): p
+             for p in package.rglob("*.py")}
+    edges = {}
+    for module, path in files.items():
+        named = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module:
+                named.add(node.module)
+                named.update(f"{node.module}.{alias.name}" for alias in node.names)
+            elif isinstance(node, ast.Import):
+                named.update(alias.name for alias in node.names)
+        edges[module] = {m for m in named if m in files and m != module}
+    return edges
+
+
+def test_the_rooms_allow_no_circle():
+    assert _circle({room: set(below) for room, below in ALLOWED.items()}) == []
+
+
+def test_no_module_imports_itself_through_others():
+    """Not even through an import inside a function: a circle there is one a reader cannot see."""
+    circle = _circle(module_imports(PACKAGE))
+    assert not circle, "import circle: " + " -> ".join(circle)
+
+
+def test_the_circle_check_sees_an_import_inside_a_function(tmp_path):
+    fake = tmp_path / "lessons_lib"
+    (fake / "room").mkdir(parents=True)
+    for name in ("__init__.py", "room/__init__.py"):
+        (fake / name).touch()
+    (fake / "room" / "a.py").write_text("from lessons_lib.room.b import g\n", encoding="utf-8")
+    (fake / "room" / "b.py").write_text("def g():\n    from lessons_lib.room import a\n", encoding="utf-8")
+    assert _circle(module_imports(fake)) == ["lessons_lib.room.a", "lessons_lib.room.b", "lessons_lib.room.a"]
+    (fake / "room" / "b.py").write_text("def g():\n    pass\n", encoding="utf-8")
+    assert _circle(module_imports(fake)) == []
 
 
 def test_every_subpackage_has_a_layer_rule():

@@ -11,7 +11,7 @@ from lessons_lib.errors import CourseInputError
 from lessons_lib.pairs.data import find_split_file, load_lcqmc, read_lcqmc_file, resolve_data_dir
 from lessons_lib.paths import LCQMC_ENV_VAR, LCQMC_SAMPLE_DIR
 from lessons_lib.pairs.sample import build_sample, expand_meanings, pair_kind, read_question_families
-from lessons_lib.pairs.significance import check_independence
+from lessons_lib.evaluation.significance import check_independence
 from lessons_lib.pairs.stats import LCQMC_KINDS, LCQMC_MEASURED, split_statistics
 
 

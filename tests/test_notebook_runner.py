@@ -55,7 +55,10 @@ def test_parameters_are_injected_into_a_copy(tmp_path):
     path = _tiny_notebook(tmp_path / "tiny.ipynb")
     out = tmp_path / "out" / "tiny.ipynb"
     execute_notebook(path, out, parameters={"n": 5})
-    assert nbformat.read(out, as_version=4).cells[-1].outputs[0]["text"] == "10\n"
+    executed = nbformat.read(out, as_version=4)
+    assert executed.cells[-1].outputs[0]["text"] == "10\n"
+    injected = executed.cells[2]  # right after the parameters cell, tagged as papermill tags it
+    assert injected.source == "# Parameters\nn = 5\n" and injected.metadata["tags"] == ["injected-parameters"]
     with pytest.raises(CourseInputError, match="another file"):
         execute_notebook(path, parameters={"n": 5})
 
@@ -77,10 +80,35 @@ def test_parse_parameters():
         parse_parameters(["data-dir=/x"])
 
 
+@pytest.mark.parametrize("text", ["epochs=NaN", "epochs=1e999", "epochs=-Infinity", "lr=-1e400"])
+def test_a_parameter_that_is_no_finite_number_is_refused_in_one_line(text):
+    with pytest.raises(CourseInputError, match="not a finite number"):
+        parse_parameters([text])
+
+
+@pytest.mark.parametrize("value, accepted", [
+    (4, True), ("3O", False), (2.5, False), (True, False), ([4], False), (None, False)])
+def test_a_parameter_keeps_the_kind_of_its_default(tmp_path, value, accepted):
+    nb = read_notebook(_tiny_notebook(tmp_path / "tiny.ipynb"))  # n = 3: an integer
+    if accepted:
+        check_parameters(nb, {"n": value}, "tiny.ipynb")
+    else:
+        with pytest.raises(CourseInputError, match=r"tiny.ipynb: parameter n is int \(default 3\)"):
+            check_parameters(nb, {"n": value}, "tiny.ipynb")
+
+
+def test_the_command_refuses_a_parameter_of_another_kind_in_one_line(tmp_path, capsys):
+    path = _tiny_notebook(tmp_path / "tiny.ipynb")
+    assert main(["execute", str(path), "--output-dir", str(tmp_path / "out"), "-p", "n=3O"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "n='3O'" in err and "Traceback" not in err
+    assert not (tmp_path / "out").exists()
+
+
 def test_parameters_must_be_those_of_the_parameters_cell(tmp_path):
     path = _tiny_notebook(tmp_path / "tiny.ipynb")
     nb = read_notebook(path)
-    assert notebook_parameters(nb) == ["n"]
+    assert notebook_parameters(nb) == {"n": 3}
     check_parameters(nb, {"n": 4}, "tiny.ipynb")
     with pytest.raises(CourseInputError, match="tiny.ipynb has no parameter 'm'"):
         check_parameters(nb, {"m": 4}, "tiny.ipynb")

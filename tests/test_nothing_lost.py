@@ -251,7 +251,7 @@ class TestCtrlC:
             "again to parse the rest")
 
     def test_grade(self, tmp_path, capsys, monkeypatch, interrupt):
-        from lessons_lib.course import grading
+        from lessons_lib.grader import grading
 
         monkeypatch.setattr(grading, "grade_submissions", interrupt)
         code, out, err = _run(["grade", tmp_path, "--out", tmp_path / "grades"], capsys)
@@ -259,7 +259,7 @@ class TestCtrlC:
 
     def test_train_with_no_resume_does_not_suggest_the_command_that_deletes_the_checkpoint(self, tmp_path, capsys,
                                                                                             monkeypatch):
-        from lessons_lib.pairs import trainer
+        from lessons_lib.training import trainer
 
         out = tmp_path / "run"
         assert _train(out, capsys, "--epochs", "2", "--no-resume", "--seed", "1")[0] == 0
@@ -361,7 +361,7 @@ class TestIdentityAndHints:
         from lessons_lib.pairs.classifier import PairClassifier
         from lessons_lib.pairs.config import resolve_configs
         from lessons_lib.pairs.data import load_lcqmc
-        from lessons_lib.pairs.trainer import train_pair_classifier
+        from lessons_lib.training.trainer import train_pair_classifier
         from lessons_lib.pairs.vocab import Vocabulary
         from lessons_lib.syntax_bias import experiment
 
@@ -395,7 +395,7 @@ class TestIdentityAndHints:
         assert "make it and its folder writable" in message and "delete" not in message
 
     def test_grading_without_bubblewrap_stops_unless_a_weaker_level_is_named(self, tmp_path, capsys, monkeypatch):
-        from lessons_lib.course import sandbox
+        from lessons_lib.grader import sandbox
 
         monkeypatch.setattr(sandbox, "_probe", lambda name, user_namespace=True: (
             "bubblewrap is not installed (apt-get install bubblewrap)" if name == "bubblewrap" else ""))
@@ -467,12 +467,12 @@ def test_every_suggested_command_exists_with_the_flags_it_takes():
 # Library modules whose messages reach the user through these commands: a flag they name must be
 # a flag of each of them (the trainer's messages reach `train` and `experiment` alike).
 _MESSAGES_REACH = {
-    "pairs/trainer.py": ("train", "experiment"),
-    "pairs/runs.py": ("train", "experiment", "compare"),
+    "training/trainer.py": ("train", "experiment"),
+    "training/runs.py": ("train", "experiment", "compare"),
     "syntax_bias/experiment.py": ("experiment",),
     "syntax/cache.py": ("preparse", "experiment"),
-    "course/sandbox.py": ("grade",),
-    "course/grading.py": ("grade",),
+    "grader/sandbox.py": ("grade",),
+    "grader/grading.py": ("grade",),
 }
 
 

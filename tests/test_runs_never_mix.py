@@ -103,7 +103,7 @@ def test_the_same_command_resumes_and_no_resume_starts_afresh(finished, tmp_path
 
 
 def test_an_interrupted_run_leaves_no_predictions_to_compare(finished, tmp_path, capsys, monkeypatch):
-    from lessons_lib.pairs import trainer
+    from lessons_lib.training import trainer
 
     root, data = finished
     out = tmp_path / "run"

@@ -12,8 +12,7 @@ from pathlib import Path
 import pytest
 
 from lessons_lib.errors import CourseInputError
-from lessons_lib.pairs.baselines import char_overlap
-from lessons_lib.pairs.data import load_lcqmc
+from lessons_lib.pairs.data import char_overlap, load_lcqmc
 from lessons_lib.pairs.sample import (
     PairDrawer,
     SampleRecipe,

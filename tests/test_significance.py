@@ -9,8 +9,8 @@ import statistics
 import pytest
 
 from lessons_lib.errors import CourseInputError
-from lessons_lib.pairs.metrics import mcnemar_exact
-from lessons_lib.pairs.significance import (mcnemar_p_value, mcnemar_power, mean_ci95, minimal_detectable_difference,
+from lessons_lib.evaluation.metrics import mcnemar_exact
+from lessons_lib.evaluation.significance import (mcnemar_p_value, mcnemar_power, mean_ci95, minimal_detectable_difference,
                                             smallest_significant_wins, t_quantile)
 
 
@@ -99,7 +99,7 @@ def test_bad_input(call, message):
 
 
 def test_a_mcnemar_verdict_names_the_better_model_only_below_alpha():
-    from lessons_lib.pairs.metrics import mcnemar_exact
+    from lessons_lib.evaluation.metrics import mcnemar_exact
 
     labels = [1] * 40
     a = [1] * 30 + [0] * 10        # right on 30

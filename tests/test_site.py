@@ -27,7 +27,7 @@ from lessons_lib.course.assignments import BEGIN_SOLUTION as BEGIN
 from lessons_lib.course.assignments import END_SOLUTION as END
 from lessons_lib.course.assignments import find_exercises, solution_lines
 from lessons_lib.course.fonts import cjk_characters
-from lessons_lib.course.site import (FONT_FILE, build_site, lesson_box, lesson_paths, readme_overview,
+from lessons_lib.website.site import (FONT_FILE, build_site, lesson_box, lesson_paths, readme_overview,
                                     run_it_yourself_commands)
 from lessons_lib.errors import CourseInputError
 from lessons_lib.exercises.course_map import PREREQUISITES

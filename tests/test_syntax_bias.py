@@ -355,7 +355,7 @@ def test_invariants_with_the_course_bucket_function_and_layout():
 
 
 def test_bias_table_and_scale_are_not_weight_decayed():
-    from lessons_lib.pairs.trainer import parameter_groups
+    from lessons_lib.training.trainer import parameter_groups
     from lessons_lib.syntax.buckets import DEFAULT_SCHEME
 
     module = torch.nn.ModuleDict({"bias": LearnedBucketBias(DEFAULT_SCHEME, 4, 1, LearnedOptions(learn_scale=True)),

@@ -13,10 +13,10 @@ from torch import nn
 from lessons_lib.errors import CourseInputError
 from lessons_lib.pairs.data import LCQMC_SHA256, PairExample, examples_sha256, load_lcqmc
 from lessons_lib.pairs.classifier import PairClassifier
-from lessons_lib.pairs.config import PRESETS, PairClassifierConfig, TrainConfig, resolve_configs
-from lessons_lib.pairs.metrics import mcnemar_exact, metrics_from_logits
-from lessons_lib.pairs.runs import load_checkpoint, load_metrics, load_pair_classifier, shown_command
-from lessons_lib.pairs.trainer import (
+from lessons_lib.pairs.config import PRESETS, PairClassifierConfig, TrainConfig, resolve_configs, resolve_recipe
+from lessons_lib.evaluation.metrics import mcnemar_exact, metrics_from_logits
+from lessons_lib.training.runs import load_checkpoint, load_metrics, load_pair_classifier, shown_command
+from lessons_lib.training.trainer import (
     EpochMetrics,
     best_dev_epoch,
     build_optimizer,
@@ -164,7 +164,7 @@ def test_a_loss_that_is_not_finite_stops_training_naming_epoch_and_step(tmp_path
 
 
 def test_starting_afresh_removes_the_previous_runs_files(tmp_path: Path) -> None:
-    from lessons_lib.pairs.runs import PREDICTIONS_NAME, save_predictions
+    from lessons_lib.training.runs import PREDICTIONS_NAME, save_predictions
 
     train_pair_classifier(tiny_model(), TRAIN, DEV, VOCAB, replace(CONFIG, epochs=1), out_dir=tmp_path,
                           progress=False, log=None)
@@ -184,7 +184,7 @@ def test_a_finished_run_reloads_and_predicts_the_same(tmp_path: Path) -> None:
                                    progress=False, log=None, model_config=model.config.to_dict())
     reloaded, vocab, run = load_pair_classifier(tmp_path)
     assert vocab.fingerprint() == VOCAB.fingerprint() and run.epoch == 1
-    from lessons_lib.pairs.metrics import evaluate
+    from lessons_lib.evaluation.metrics import evaluate
 
     assert evaluate(reloaded, DEV, vocab).predictions == result.dev.predictions
 
@@ -246,7 +246,7 @@ def test_config_validation_and_presets() -> None:
         TrainConfig(schedule="cosine")
     with pytest.raises(CourseInputError, match="lr"):
         TrainConfig(lr=0)
-    model, train = resolve_configs("textbook", vocab_size=100)
+    model, train = resolve_configs("textbook", None, vocab_size=100)
     assert (model.encoder.n_layers, model.encoder.n_heads, model.encoder.norm_first) == (1, 4, False)
     assert (train.lr, train.epochs, train.batch_size, train.clip_norm) == (5e-5, 3, 32, 1.0)
     assert TrainConfig.from_dict(train.to_dict()) == train
@@ -260,11 +260,15 @@ def test_overrides_mean_the_same_everywhere() -> None:
     assert model.match_flags and model.encoder.n_segments == 4
     assert model.options()["d_model"] == 64 and "vocab_size" not in model.options()
     with pytest.raises(CourseInputError, match="unknown options"):
-        resolve_configs("textbook", {"epochz": 3})
+        resolve_recipe("textbook", {"epochz": 3})
     with pytest.raises(CourseInputError, match="preset"):
-        resolve_configs("nope")
+        resolve_recipe("nope")
     with pytest.raises(CourseInputError, match="max_positions"):
-        resolve_configs("textbook", {"max_positions": 32, "max_len": 64})
+        resolve_recipe("textbook", {"max_positions": 32, "max_len": 64})
+    # the recipe is checked once, without a vocabulary; its configs follow for any vocabulary's size
+    recipe = resolve_recipe("matchflags", {"d_model": 64, "epochs": 2})
+    assert recipe.classifier(50) == model and recipe.train == train
+    assert recipe.model["n_layers"] == model.encoder.n_layers  # every option, the defaults filled in
     with pytest.raises(CourseInputError, match="n_segments"):
         PairClassifierConfig(encoder=model.encoder, match_flags=False)
     with pytest.raises(CourseInputError, match="lr must be finite"):
@@ -348,7 +352,7 @@ def test_command_line_reports_bad_lines_and_lenient_mode_skips_them(tmp_path: Pa
 
 
 def test_identity_differences_name_every_field() -> None:
-    from lessons_lib.pairs.runs import identity_differences
+    from lessons_lib.training.runs import identity_differences
 
     saved = {"a": 1, "model": {"d": 16, "h": 2}, "gone": True}
     current = {"a": 1, "model": {"d": 32, "h": 2}, "new": [1]}
@@ -361,7 +365,7 @@ def test_identity_differences_name_every_field() -> None:
 
 
 def test_predictions_round_trip_and_malformed_files_are_named(tmp_path: Path) -> None:
-    from lessons_lib.pairs.runs import load_predictions, save_predictions
+    from lessons_lib.training.runs import load_predictions, save_predictions
 
     path = save_predictions(tmp_path / "predictions.json", {"test": ([1, 0], [1, 1], "f" * 16)})
     assert load_predictions(path, "test") == {"predictions": [1, 0], "labels": [1, 1], "fingerprint": "f" * 16}
@@ -376,7 +380,7 @@ def test_predictions_round_trip_and_malformed_files_are_named(tmp_path: Path) ->
 
 
 def test_weights_of_another_shape_are_an_error_naming_the_file(tmp_path: Path) -> None:
-    from lessons_lib.pairs.runs import load_weights
+    from lessons_lib.training.runs import load_weights
 
     with pytest.raises(CourseInputError, match="run/checkpoint.pt: its weights do not fit this model"):
         load_weights(tiny_model(), {"classifier.weight": torch.zeros(1)}, tmp_path / "run" / "checkpoint.pt")
@@ -384,7 +388,7 @@ def test_weights_of_another_shape_are_an_error_naming_the_file(tmp_path: Path) -
 
 def test_the_optimiser_is_adamws_fused_kernel_and_updates_as_the_plain_adamw_loop_does():
     from lessons_lib.pairs.encoding import make_batches
-    from lessons_lib.pairs.trainer import _training_loss
+    from lessons_lib.training.trainer import _training_loss
 
     weights = []
     for make in (lambda model: build_optimizer(model, CONFIG),

@@ -150,6 +150,12 @@ class MultiHeadAttention(nn.Module):
             check_bias(attn_bias, (batch, self.n_heads, len_q, len_k))
         if mask is not None:  # brought to 4-D, then checked to broadcast to (B, H, L_q, L_k)
             mask = check_mask(expand_mask(mask, batch, len_q, len_k), (batch, self.n_heads, len_q, len_k))
+        return self.attend(query, key, value, mask, attn_bias)
+
+    def attend(self, query: torch.Tensor, key: torch.Tensor, value: torch.Tensor, mask: torch.Tensor | None,
+               attn_bias: torch.Tensor | None) -> torch.Tensor:
+        """:meth:`forward` without its checks, for a caller that checked its inputs once for many calls (an
+        encoder, once per forward pass for all its blocks): ``mask`` already broadcasts to ``(B, H, L_q, L_k)``."""
         q = _split_heads(self.q_proj(query), self.n_heads)  # (B, H, L_q, d_head)
         k = _split_heads(self.k_proj(key), self.n_heads)  # (B, H, L_k, d_head)
         v = _split_heads(self.v_proj(value), self.n_heads)

@@ -2,7 +2,7 @@
 
 ``lessons grade`` runs every submitted notebook in a sandbox of its own (bubblewrap; a weaker
 level, without file isolation, only when ``--isolation`` names it) and scores it on the grader's side; see
-:mod:`lessons_lib.course.grading` for what that means and :mod:`lessons_lib.course.sandbox`
+:mod:`lessons_lib.grader.grading` for what that means and :mod:`lessons_lib.grader.sandbox`
 for what each isolation level gives.
 """
 
@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from lessons_lib.course.sandbox import ISOLATIONS, Limits
+from lessons_lib.grader.sandbox import ISOLATIONS, Limits
 
 _DEFAULTS = Limits()
 
@@ -101,14 +101,14 @@ def run_student(args: argparse.Namespace) -> int:
 
 
 def _grade_interrupted(args: argparse.Namespace) -> str:
-    from lessons_lib.course.grading import GRADES_JSON
+    from lessons_lib.grader.grading import GRADES_JSON
 
     return (f"{args.out / GRADES_JSON} holds the notebooks graded so far (no submission was changed): run the same "
             "command again to grade them all")
 
 
 def run_grade(args: argparse.Namespace) -> int:
-    from lessons_lib.course.grading import GRADES_JSON, GRADES_TXT, format_grades, grade_submissions
+    from lessons_lib.grader.grading import GRADES_JSON, GRADES_TXT, format_grades, grade_submissions
     from lessons_lib.paths import NOTEBOOKS_DIR
     from lessons_lib.validation import check_int
 

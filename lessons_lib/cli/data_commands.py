@@ -5,9 +5,9 @@ train, the label shares, pair repeats across splits, hard negatives, the charact
 of each label (mean and quartiles), pair lengths, pairs per question and connected
 components, beside the real LCQMC's numbers (:mod:`lessons_lib.pairs.stats`), and whether
 dev and test satisfy the independence the paired tests assume
-(:func:`lessons_lib.pairs.significance.check_independence`). ``lessons baseline --data-dir DIR`` prints
+(:func:`lessons_lib.evaluation.significance.check_independence`). ``lessons baseline --data-dir DIR`` prints
 the majority class of train and the character-Jaccard rule tuned on dev, on dev and test
-(:mod:`lessons_lib.pairs.baselines`). Without ``--data-dir`` both use ``$LCQMC_DIR`` or else
+(:mod:`lessons_lib.evaluation.baselines`). Without ``--data-dir`` both use ``$LCQMC_DIR`` or else
 the course's sample, and say which. :func:`print_baseline_comparison` is how ``lessons train``
 reads its final predictions against the same baselines.
 """
@@ -23,7 +23,7 @@ from lessons_lib.validation import check_not_a_file, check_not_a_folder
 
 if TYPE_CHECKING:  # no torch at import time: `lessons --help` stays fast
     from lessons_lib.pairs.data import PairExample
-    from lessons_lib.pairs.trainer import TrainResult
+    from lessons_lib.training.trainer import TrainResult
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -53,7 +53,7 @@ def _load(args: argparse.Namespace):
 
 
 def run_data_stats(args: argparse.Namespace) -> int:
-    from lessons_lib.pairs.significance import check_independence
+    from lessons_lib.evaluation.significance import check_independence
     from lessons_lib.pairs.stats import split_statistics
 
     data = _load(args)
@@ -64,7 +64,7 @@ def run_data_stats(args: argparse.Namespace) -> int:
 
 
 def run_baseline(args: argparse.Namespace) -> int:
-    from lessons_lib.pairs.baselines import compute_baselines
+    from lessons_lib.evaluation.baselines import compute_baselines
 
     if args.out is not None:  # before any work: a folder given as the file is one line now, not after reading
         check_not_a_folder(args.out, "--out")
@@ -72,7 +72,7 @@ def run_baseline(args: argparse.Namespace) -> int:
     baselines = compute_baselines(data.train.examples, data.dev.examples, data.test.examples)
     print(baselines.report())
     if args.out is not None:
-        from lessons_lib.pairs.baselines import save_baselines
+        from lessons_lib.evaluation.baselines import save_baselines
 
         with file_errors(check_not_a_file(args.out.parent, "--out's folder"), "create the folder"):
             args.out.parent.mkdir(parents=True, exist_ok=True)
@@ -83,7 +83,7 @@ def run_baseline(args: argparse.Namespace) -> int:
 def print_baseline_comparison(train: Sequence[PairExample], dev: Sequence[PairExample],
                               test: Sequence[PairExample], result: TrainResult) -> None:
     """The baselines of this data, and a finished run's dev/test predictions read against them."""
-    from lessons_lib.pairs.baselines import compute_baselines
+    from lessons_lib.evaluation.baselines import compute_baselines
 
     baselines = compute_baselines(train, dev, test)
     print("baselines on the same data:")

@@ -62,45 +62,40 @@ def run_build_sample(args: argparse.Namespace) -> int:
 
 
 def _check_train_options(args: argparse.Namespace):
-    """Every option of ``lessons train``, checked before any data is read: ``(device, limit)``."""
+    """Every option of ``lessons train``, checked before any data is read: ``(device, limit, recipe)``."""
     import torch
 
-    from lessons_lib.pairs.config import resolve_configs
-    from lessons_lib.pairs.trainer import resolve_device
+    from lessons_lib.pairs.config import resolve_recipe
+    from lessons_lib.training.trainer import resolve_device
     from lessons_lib.validation import check_int, check_not_a_file
 
     threads = None if args.threads is None else check_int(args.threads, "--threads")
     limit = None if args.limit_train is None else check_int(args.limit_train, "--limit-train")
     device = resolve_device(args.device)
     with flag_names():
-        resolve_configs(args.preset, preset_overrides(args), vocab_size=_VOCAB_SIZE_FOR_CHECKS)
+        recipe = resolve_recipe(args.preset, preset_overrides(args))
     check_not_a_file(args.out, "--out")
     if threads is not None:
         torch.set_num_threads(threads)
-    return device, limit
-
-
-# Any size does to check the options before the data is read (the vocabulary sets the real one).
-_VOCAB_SIZE_FOR_CHECKS = 1_000_000
+    return device, limit, recipe
 
 
 def run_train(args: argparse.Namespace) -> int:
     from lessons_lib.pairs.data import load_lcqmc
-    from lessons_lib.pairs.runs import run_folder_lock
+    from lessons_lib.training.runs import run_folder_lock
     from lessons_lib.validation import check_output_dir
 
-    device, limit = _check_train_options(args)
+    device, limit, recipe = _check_train_options(args)
     data = load_lcqmc(args.data_dir, lenient=args.lenient)
     out = check_output_dir(args.out, "--out")
     with run_folder_lock(out):  # the whole command: a second one on this folder is refused
-        return _train_into(args, data, out, device, limit)
+        return _train_into(args, data, out, device, limit, recipe)
 
 
-def _train_into(args: argparse.Namespace, data, out: Path, device, limit: int | None) -> int:
+def _train_into(args: argparse.Namespace, data, out: Path, device, limit: int | None, recipe) -> int:
     from lessons_lib.pairs.classifier import PairClassifier
-    from lessons_lib.pairs.config import resolve_configs
-    from lessons_lib.pairs.runs import CHECKPOINT_NAME
-    from lessons_lib.pairs.trainer import train_pair_classifier
+    from lessons_lib.training.runs import CHECKPOINT_NAME
+    from lessons_lib.training.trainer import train_pair_classifier
     from lessons_lib.pairs.vocab import Vocabulary
     from lessons_lib.seeding import set_seed
 
@@ -108,8 +103,7 @@ def _train_into(args: argparse.Namespace, data, out: Path, device, limit: int | 
     print(data.summary())
     train_examples = data.train.examples[:limit] if limit else data.train.examples
     vocab = Vocabulary.build(t for ex in train_examples for t in (ex.text_a, ex.text_b))
-    with flag_names():
-        model_config, train_config = resolve_configs(args.preset, preset_overrides(args), len(vocab))
+    model_config, train_config = recipe.classifier(len(vocab)), recipe.train
     print(f"preset {args.preset}: model {model_config.to_dict()}")
     print(f"training {train_config.to_dict()}")
     set_seed(train_config.seed)
@@ -142,7 +136,7 @@ def _train_into(args: argparse.Namespace, data, out: Path, device, limit: int | 
 
 def _record_skipped_lines(out: Path, data, lenient: bool) -> None:
     """With ``--lenient``, every skipped line goes to ``out/skipped_lines.tsv``; without, no stale list stays."""
-    from lessons_lib.pairs.runs import SKIPPED_LINES_NAME, clear_run_folder, save_skipped_lines
+    from lessons_lib.training.runs import SKIPPED_LINES_NAME, clear_run_folder, save_skipped_lines
 
     if not lenient:
         clear_run_folder(out, [SKIPPED_LINES_NAME])
@@ -152,7 +146,7 @@ def _record_skipped_lines(out: Path, data, lenient: bool) -> None:
 
 
 def _write_predictions(out: Path, result, data) -> None:
-    from lessons_lib.pairs.runs import PREDICTIONS_NAME, save_predictions
+    from lessons_lib.training.runs import PREDICTIONS_NAME, save_predictions
 
     splits = {"dev": (result.dev.predictions, [ex.label for ex in data.dev.examples], data.dev.fingerprint())}
     if result.test is not None:
@@ -161,8 +155,8 @@ def _write_predictions(out: Path, result, data) -> None:
 
 
 def _print_summary(out: Path, result) -> None:
-    from lessons_lib.pairs.runs import METRICS_NAME
-    from lessons_lib.pairs.trainer import best_dev_epoch
+    from lessons_lib.training.runs import METRICS_NAME
+    from lessons_lib.training.trainer import best_dev_epoch
 
     test_text = "" if result.test is None else f", test accuracy {result.test.accuracy:.4f} (F1 {result.test.f1:.4f})"
     print(f"final: dev accuracy {result.dev.accuracy:.4f} (F1 {result.dev.f1:.4f}){test_text}")
@@ -173,8 +167,8 @@ def _print_summary(out: Path, result) -> None:
 
 
 def run_compare(args: argparse.Namespace) -> int:
-    from lessons_lib.pairs.metrics import mcnemar_exact
-    from lessons_lib.pairs.runs import PREDICTIONS_NAME, load_predictions
+    from lessons_lib.evaluation.metrics import mcnemar_exact
+    from lessons_lib.training.runs import PREDICTIONS_NAME, load_predictions
     from lessons_lib.validation import check_input_dir
 
     runs = [load_predictions(check_input_dir(run, "run folder") / PREDICTIONS_NAME, args.split)

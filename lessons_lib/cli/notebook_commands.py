@@ -69,7 +69,7 @@ def run_execute(args: argparse.Namespace) -> int:
 
 
 def run_site(args: argparse.Namespace) -> int:
-    from lessons_lib.course.site import build_site
+    from lessons_lib.website.site import build_site
     from lessons_lib.validation import check_not_a_file
 
     report = build_site(check_not_a_file(args.out, "--out"))

@@ -16,7 +16,7 @@ exercise's check cell.
   ``nbgrader generate_assignment`` produces the release version.
 
 Grading completed notebooks (isolated execution, scores decided by the grader) lives in
-:mod:`lessons_lib.course.grading`.
+:mod:`lessons_lib.grader.grading`.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ The font is the Simplified Chinese face of Noto Sans CJK (SIL Open Font License 
 just the characters of a drawing or of a web page is small enough to embed or serve with it,
 so a reader without a CJK font still sees the words: lesson 07's dependency drawings embed one
 (:mod:`lessons_lib.course.plotting`), the course's website serves one
-(:mod:`lessons_lib.course.site`). Imports no matplotlib or torch.
+(:mod:`lessons_lib.website.site`). Imports no matplotlib or torch.
 """
 
 from __future__ import annotations

@@ -19,6 +19,7 @@ import contextlib
 import difflib
 import hashlib
 import json
+import math
 import os
 import time
 import warnings
@@ -128,6 +129,8 @@ def _parse_parameter(text: str) -> tuple[str, Any]:
     if not name.isidentifier():
         hint = f" (did you mean {name.replace('-', '_')}?)" if name.replace("-", "_").isidentifier() else ""
         raise CourseInputError(f"parameter name {name!r} in {text!r} is not a Python variable name{hint}")
+    if _spells_a_non_finite_number(raw):
+        raise CourseInputError(f"parameter {name}={raw}: {raw.strip()!r} is not a finite number")
     try:
         value = json.loads(raw)
     except json.JSONDecodeError:
@@ -135,25 +138,57 @@ def _parse_parameter(text: str) -> tuple[str, Any]:
     return name, value
 
 
+def _spells_a_non_finite_number(raw: str) -> bool:
+    """``NaN``, ``inf``, ``-Infinity``, ``1e999``: what Python's readers take as a number that is none."""
+    try:
+        return not math.isfinite(float(raw))
+    except ValueError:
+        return False
+
+
 def parse_parameters(items: list[str] | None) -> dict[str, Any]:
     """``["epochs=3", "data_dir=/x"]`` → ``{"epochs": 3, "data_dir": "/x"}`` (values read as JSON when they parse)."""
     return dict(_parse_parameter(item) for item in items or [])
 
 
-def notebook_parameters(nb: nbformat.NotebookNode) -> list[str] | None:
-    """The variables assigned in the cell tagged ``parameters``, or ``None`` without such a cell."""
-    cell = next((c for c in nb.cells if c.cell_type == "code" and "parameters" in c.metadata.get("tags", [])), None)
+def _parameters_cell(nb: nbformat.NotebookNode) -> nbformat.NotebookNode | None:
+    return next((c for c in nb.cells if c.cell_type == "code" and "parameters" in c.metadata.get("tags", [])), None)
+
+
+def notebook_parameters(nb: nbformat.NotebookNode) -> dict[str, Any] | None:
+    """The variables assigned in the cell tagged ``parameters`` with their default values (``...``
+    where a default is not a literal), or ``None`` without such a cell."""
+    cell = _parameters_cell(nb)
     if cell is None:
         return None
     try:
         tree = ast.parse(cell.source)
     except SyntaxError:
-        return []
-    names = []
+        return {}
+    defaults: dict[str, Any] = {}
     for node in tree.body:
         targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
-        names.extend(t.id for t in targets if isinstance(t, ast.Name))
-    return names
+        for target in (t for t in targets if isinstance(t, ast.Name)):
+            try:
+                defaults[target.id] = ast.literal_eval(node.value) if node.value is not None else ...
+            except ValueError:
+                defaults[target.id] = ...
+    return defaults
+
+
+def _same_kind(value: Any, default: Any) -> bool:
+    """Whether a ``-p`` value can stand where the parameters cell has ``default``."""
+    if default is ... or default is None:
+        return True
+    if isinstance(default, bool) or isinstance(value, bool):
+        return isinstance(value, bool) and isinstance(default, bool)
+    if isinstance(default, int):
+        return isinstance(value, int)
+    if isinstance(default, float):
+        return isinstance(value, (int, float))
+    if isinstance(default, (list, tuple)):
+        return isinstance(value, list)
+    return isinstance(value, type(default))
 
 
 def check_parameters(nb: nbformat.NotebookNode, parameters: Mapping[str, Any], name: str) -> None:
@@ -165,35 +200,35 @@ def check_parameters(nb: nbformat.NotebookNode, parameters: Mapping[str, Any], n
     """
     if not parameters:
         return
-    known = notebook_parameters(nb)
-    if known is None:
+    defaults = notebook_parameters(nb)
+    if defaults is None:
         raise CourseInputError(f"{name} has no cell tagged 'parameters', so it takes no -p values")
-    for key in parameters:
-        if key not in known:
+    known = list(defaults)
+    for key, value in parameters.items():
+        if key not in defaults:
             close = difflib.get_close_matches(key, known, n=1)
             hint = f" (did you mean {close[0]}?)" if close else ""
             raise CourseInputError(f"{name} has no parameter {key!r}{hint}; its parameters are: {', '.join(known)}")
+        if not _same_kind(value, defaults[key]):
+            raise CourseInputError(f"{name}: parameter {key} is {type(defaults[key]).__name__} "
+                                   f"(default {defaults[key]!r}); -p {key}={value!r} is not")
 
 
 def inject_parameters(nb: nbformat.NotebookNode, parameters: Mapping[str, Any], name: str) -> nbformat.NotebookNode:
-    """``nb`` with a cell assigning ``parameters`` after its ``parameters`` cell (papermill's convention).
+    """``nb`` with a cell assigning ``parameters`` right after its ``parameters`` cell, tagged
+    ``injected-parameters`` (the convention papermill and JupyterLab's tools share).
 
     Raises:
-        CourseInputError: a notebook without a parameters cell, or a name it does not have.
+        CourseInputError: a notebook without a parameters cell, a name it does not have, or a
+            value of another kind than the name's default.
     """
     check_parameters(nb, parameters, name)
     if not parameters:
         return nb
-    from papermill.parameterize import parameterize_notebook
-
-    nb.metadata.setdefault("papermill", {})  # papermill writes here and reads tags of every cell
-    for cell in nb.cells:
-        cell.metadata.setdefault("tags", [])
-    nb = parameterize_notebook(nb, dict(parameters))
-    _clean_for_execution(nb)
-    for cell in nb.cells:
-        if not cell.metadata.get("tags"):
-            cell.metadata.pop("tags", None)
+    source = "# Parameters\n" + "".join(f"{key} = {value!r}\n" for key, value in parameters.items())
+    injected = nbformat.v4.new_code_cell(source=source, metadata={"tags": ["injected-parameters"]})
+    index = nb.cells.index(_parameters_cell(nb))
+    nb.cells.insert(index + 1, injected)
     return nb
 
 
@@ -208,8 +243,7 @@ def execute_notebook(
     Args:
         path: the ``.ipynb`` to run; its folder is the kernel's working directory.
         output: where to write the executed notebook; ``None`` means in place.
-        parameters: values injected after the cell tagged ``parameters`` (papermill's
-            convention). A parameterised run must not overwrite the committed notebook.
+        parameters: values injected after the cell tagged ``parameters``. A parameterised run must not overwrite the committed notebook.
         timeout: seconds allowed per cell.
 
     Returns:
@@ -241,7 +275,6 @@ def execute_notebook(
     # The wall time and the CPUs it ran on: the course's website shows them at the top of each lesson.
     nb.metadata[METADATA_KEY] = {"source_sha256": source_fingerprint(nb), "wall_seconds": round(seconds),
                                  "cpus": os.cpu_count()}
-    nb.metadata.pop("papermill", None)
     with file_errors(target.parent, "create the folder"):
         target.parent.mkdir(parents=True, exist_ok=True)
     text = nbformat.writes(nb)

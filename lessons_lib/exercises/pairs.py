@@ -3,7 +3,7 @@ and how much the rule's threshold depends on the size of the dev split.
 
 Each checker runs the learner's function on fixed inputs (with ``seed``: fresh random
 cases of the same kind), compares with the package's own
-implementation (:mod:`lessons_lib.pairs.encoding`, :mod:`lessons_lib.pairs.trainer`) and explains known
+implementation (:mod:`lessons_lib.pairs.encoding`, :mod:`lessons_lib.training.trainer`) and explains known
 mistakes in words, never printing the expected values.
 """
 
@@ -21,11 +21,11 @@ import torch
 
 from lessons_lib.exercises import (ExerciseCheckError, KnownMistake, call_learner, check_random, compare_choice,
                                    compare_tensor, passed)
-from lessons_lib.pairs.baselines import JaccardRule, accuracy, char_overlap, tune_jaccard_rule
-from lessons_lib.pairs.data import LcqmcData, PairExample
+from lessons_lib.evaluation.baselines import JaccardRule, accuracy, tune_jaccard_rule
+from lessons_lib.pairs.data import LcqmcData, PairExample, char_overlap
 from lessons_lib.validation import check_int
 from lessons_lib.pairs.encoding import truncate_pair
-from lessons_lib.pairs.metrics import metrics_from_logits
+from lessons_lib.evaluation.metrics import metrics_from_logits
 
 # (len_a, len_b): the lesson's two examples, the shortest pair, and an unbalanced one.
 _LENGTH_CASES = ((9, 11), (7, 10), (1, 1), (12, 3))

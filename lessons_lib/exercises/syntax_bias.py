@@ -16,7 +16,7 @@ import torch
 from lessons_lib.exercises import (ExerciseCheckError, KnownMistake, call_learner, check_generator, check_random,
                                    compare_choice, compare_tensor, passed)
 from lessons_lib.errors import CourseInputError
-from lessons_lib.pairs.config import MODEL_OPTIONS, TRAIN_OPTIONS, PairClassifierConfig, resolve_configs
+from lessons_lib.pairs.config import MODEL_OPTIONS, TRAIN_OPTIONS, PairClassifierConfig, resolve_recipe
 from lessons_lib.pairs.encoding import PairBatch
 from lessons_lib.pairs.vocab import Vocabulary
 from lessons_lib.syntax.attachment_control import make_attachment_control
@@ -260,10 +260,10 @@ def _lesson_value(name: str) -> Any:
         return getattr(LearnedOptions(), name)
     if name in _SCHEME_SETTINGS:
         return _SCHEME_SETTINGS[name]
-    classifier, train = resolve_configs("control")
+    recipe = resolve_recipe("control")
     if name in TRAIN_OPTIONS:
-        return getattr(train, name)
-    return getattr(classifier.encoder, name, getattr(classifier, name, None))
+        return getattr(recipe.train, name)
+    return recipe.model.get(name)
 
 
 def control_accuracy_with(change: Mapping[str, Any], seed: int = 0) -> float:

@@ -6,9 +6,10 @@
 - :data:`PRESETS` — named recipes (why each is what it is: the README's "Presets").
 - :data:`COMMAND_LINE_DEFAULTS` — the fast paths ``lessons train`` and ``lessons experiment`` take
   unless told otherwise (the lessons keep the library's defaults).
-- :func:`resolve_configs` — a preset plus flat overrides (``{"d_model": 64, "epochs": 2}``)
-  → both configs. Every command and notebook that starts from a preset goes through it,
-  so an override means the same everywhere and an unknown name is an error.
+- :func:`resolve_recipe` — a preset plus flat overrides (``{"d_model": 64, "epochs": 2}``)
+  → a checked :class:`Recipe`, before any data is read; :func:`resolve_configs` → both configs
+  once the vocabulary's size is known. Every command and notebook that starts from a preset
+  goes through them, so an override means the same everywhere and an unknown name is an error.
 
 No torch here: the command line lists presets and options without importing it.
 """
@@ -19,7 +20,7 @@ from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Mapping
 
 from lessons_lib.errors import CourseInputError
-from lessons_lib.pairs.vocab import Vocabulary
+from lessons_lib.pairs.vocab import SPECIAL_TOKENS, Vocabulary
 from lessons_lib.transformer.config import EncoderConfig
 from lessons_lib.validation import check_choice, check_int, check_number, check_probability, strict_from_dict
 
@@ -30,6 +31,8 @@ __all__ = [
     "PRESETS",
     "MODEL_OPTIONS",
     "TRAIN_OPTIONS",
+    "Recipe",
+    "resolve_recipe",
     "resolve_configs",
 ]
 
@@ -206,16 +209,29 @@ PRESETS: dict[str, Preset] = {
 }
 
 
-def resolve_configs(preset: str, overrides: Mapping[str, Any] | None = None,
-                    vocab_size: int = 1000) -> tuple[PairClassifierConfig, TrainConfig]:
-    """A preset's configs with ``overrides`` applied.
+@dataclass(frozen=True)
+class Recipe:
+    """A preset with its overrides, checked once: the model's flat options (all of them, the
+    preset's and the defaults filled in) and the training config. The vocabulary's size is not
+    part of it: only the data decides it (:meth:`classifier`)."""
+
+    preset: str
+    model: Mapping[str, Any]
+    train: TrainConfig
+
+    def classifier(self, vocab_size: int) -> PairClassifierConfig:
+        """The classifier's config for a vocabulary of ``vocab_size`` tokens."""
+        return PairClassifierConfig.from_options(vocab_size, **self.model)
+
+
+def resolve_recipe(preset: str, overrides: Mapping[str, Any] | None = None) -> Recipe:
+    """A preset's recipe with ``overrides`` applied, every option checked before any data is read.
 
     Args:
         preset: a name of :data:`PRESETS`.
         overrides: flat options; each name is a model option (:data:`MODEL_OPTIONS`) or a
             training option (:data:`TRAIN_OPTIONS`). ``None`` values are ignored (an
             option the user did not set).
-        vocab_size: the vocabulary's size (the encoder's embedding rows).
 
     Raises:
         CourseInputError: an unknown preset or option, or a value a config rejects.
@@ -229,14 +245,23 @@ def resolve_configs(preset: str, overrides: Mapping[str, Any] | None = None,
     recipe = PRESETS[preset]
     model = {**recipe.model, **{k: v for k, v in overrides.items() if k in MODEL_OPTIONS}}
     train = TrainConfig(**{**recipe.train, **{k: v for k, v in overrides.items() if k in TRAIN_OPTIONS}})
-    classifier = PairClassifierConfig.from_options(vocab_size, **model)
+    if model.get("pad_id", Vocabulary.pad_id) != Vocabulary.pad_id:
+        raise CourseInputError(f"EncoderConfig.pad_id must be {Vocabulary.pad_id} (the id of [PAD] in the pair "
+                               f"vocabulary), got {model['pad_id']}")
+    # Checked on the smallest vocabulary a pair classifier has, its special tokens: the size
+    # bounds nothing but pad_id, and every vocabulary of the course holds [PAD].
+    classifier = PairClassifierConfig.from_options(len(SPECIAL_TOKENS), **model)
     if classifier.encoder.max_positions < train.max_len:
         raise CourseInputError(f"max_positions={classifier.encoder.max_positions} is shorter than the "
                                f"training max_len={train.max_len}")
-    if classifier.encoder.pad_id != Vocabulary.pad_id:
-        raise CourseInputError(f"EncoderConfig.pad_id must be {Vocabulary.pad_id} (the id of [PAD] in the pair "
-                               f"vocabulary), got {classifier.encoder.pad_id}")
     if classifier.n_classes != 2:
         raise CourseInputError(f"PairClassifierConfig.n_classes must be 2 (a pair is labelled 0, different meaning, "
                                f"or 1, same meaning), got {classifier.n_classes}")
-    return classifier, train
+    return Recipe(preset, classifier.options(), train)
+
+
+def resolve_configs(preset: str, overrides: Mapping[str, Any] | None,
+                    vocab_size: int) -> tuple[PairClassifierConfig, TrainConfig]:
+    """Both configs of :func:`resolve_recipe`'s recipe, for a vocabulary of ``vocab_size`` tokens."""
+    recipe = resolve_recipe(preset, overrides)
+    return recipe.classifier(vocab_size), recipe.train

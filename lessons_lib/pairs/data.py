@@ -17,7 +17,8 @@ line is refused (or skipped) before any of that work starts. Exact duplicates an
 (and kept, as in the source). :func:`examples_fingerprint` identifies a list of pairs, so
 that a run or its predictions can tell which data they came from. :func:`subsample` draws the
 fixed training subset of a low-resource run (the same for every run of one seed);
-:func:`distinct_sentences` lists the sentences some splits hold (what a parser must parse).
+:func:`distinct_sentences` lists the sentences some splits hold (what a parser must parse);
+:func:`char_overlap` measures how many characters a pair's two questions share.
 """
 
 from __future__ import annotations
@@ -49,6 +50,7 @@ __all__ = [
     "examples_fingerprint",
     "subsample",
     "distinct_sentences",
+    "char_overlap",
     "read_lcqmc_file",
     "write_skipped_lines",
     "format_skipped_lines",
@@ -377,3 +379,10 @@ def subsample(examples: Sequence[PairExample], fraction: float, seed: int = 0) -
 def distinct_sentences(*splits: Sequence[PairExample]) -> list[str]:
     """Every distinct sentence (``text_a`` and ``text_b``) of the given splits, in first-seen order."""
     return list(dict.fromkeys(t for split in splits for ex in split for t in (ex.text_a, ex.text_b)))
+
+
+def char_overlap(a: str, b: str) -> float:
+    """Jaccard overlap of the two questions' character sets, in [0, 1] (0 when both are empty)."""
+    set_a, set_b = set(a), set(b)
+    union = len(set_a | set_b)
+    return len(set_a & set_b) / union if union else 0.0

@@ -61,8 +61,7 @@ from typing import Mapping
 
 from lessons_lib.errors import CourseInputError, file_errors
 from lessons_lib.files import atomic_write_many, folder_lock
-from lessons_lib.pairs.baselines import char_overlap
-from lessons_lib.pairs.data import SPLITS, PairExample
+from lessons_lib.pairs.data import SPLITS, PairExample, char_overlap
 from lessons_lib.pairs.stats import (JACCARD_BINS, LCQMC_KINDS, LCQMC_MEASURED, SplitStatistics,
                                      jaccard_bin, split_statistics)
 from lessons_lib.paths import LCQMC_SAMPLE_DIR

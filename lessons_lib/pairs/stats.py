@@ -40,8 +40,7 @@ from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 
 from lessons_lib.errors import CourseInputError
-from lessons_lib.pairs.baselines import char_overlap
-from lessons_lib.pairs.data import SPLITS, PairExample, load_lcqmc
+from lessons_lib.pairs.data import SPLITS, PairExample, char_overlap, load_lcqmc
 
 __all__ = [
     "HARD_NEGATIVE_OVERLAP",

@@ -65,7 +65,7 @@ def train_seq2seq(
     check_int(steps, "`steps`")
     check_int(batch_size, "`batch_size`")
     check_number(clip, "`clip`", minimum=0.0, strict_minimum=True)
-    # fused: the same bits on every x86-64 CPU (see pairs.trainer.build_optimizer)
+    # fused: the same bits on every x86-64 CPU (see training.trainer.build_optimizer)
     optimiser = torch.optim.Adam(model.parameters(), lr=lr, fused=True)
     loss_fn = nn.CrossEntropyLoss(ignore_index=target_vocab.pad_id)
     device = next(model.parameters()).device

@@ -61,6 +61,9 @@ POSITION_UNITS = ("char", "word")
 PAD_BUCKET = -1
 SAME_WORD_BUCKET = 0
 DEFAULT_MAX_DISTANCE = 10
+# The largest ``max_distance`` whose bucket ids (``max_distance + 3`` of them) fit an int8, the type
+# the experiments keep bucket matrices in.
+INT8_MAX_DISTANCE = 127 - 3
 
 
 @dataclass(frozen=True)

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field, fields, replace
 
 from lessons_lib.errors import CourseInputError
-from lessons_lib.pairs.config import PRESETS, PairClassifierConfig, TrainConfig, resolve_configs
-from lessons_lib.syntax.buckets import DEFAULT_MAX_DISTANCE, BucketScheme
+from lessons_lib.pairs.config import PRESETS, PairClassifierConfig, TrainConfig, resolve_recipe
+from lessons_lib.syntax.buckets import DEFAULT_MAX_DISTANCE, INT8_MAX_DISTANCE, BucketScheme
 from lessons_lib.syntax_bias.registry import BASELINE, VARIANTS, SyntaxModelOptions, check_bias_options, options_for
 from lessons_lib.validation import check_choice, check_int, check_number, check_probability, strict_from_dict
 
@@ -25,7 +25,8 @@ class ExperimentConfig:
         model: flat model options overriding the preset's (see
             :func:`lessons_lib.pairs.config.resolve_configs`); by default ``n_layers=2``,
             since one block cannot use the bias (see below).
-        train: flat training options overriding the preset's (``seed`` is set per run).
+        train: flat training options overriding the preset's, but ``seed``: each run's seed is
+            one of :attr:`seeds`.
         train_fraction: share of the training split used (the low-resource setting).
         subset_seed: which subset (the same for every variant and seed).
         parser_noise: probability of re-attaching each non-root word (see
@@ -70,8 +71,14 @@ class ExperimentConfig:
         check_bias_options(self.bias_options)
         self.syntax_model_options()  # validates them
         self.scheme()  # validates the bucket options
-        self.train_config(0)  # validates the model and training overrides
-        if self.classifier_config(10).encoder.n_layers < 2 and any(v != BASELINE for v in self.variants):
+        if self.max_distance > INT8_MAX_DISTANCE:
+            raise CourseInputError(f"`max_distance` must be ≤ {INT8_MAX_DISTANCE} (bucket ids are kept as int8), "
+                                   f"got {self.max_distance}")
+        if "seed" in self.train:
+            raise CourseInputError("`seed` does not apply to an experiment: every run takes its seed from `seeds`")
+        # Resolved once, before any data is read; the vocabulary's size comes with the data.
+        self._recipe = resolve_recipe(self.preset, {**self.model, **self.train})
+        if self._recipe.model["n_layers"] < 2 and any(v != BASELINE for v in self.variants):
             raise CourseInputError(
                 "the syntax-bias variants need at least 2 encoder blocks (model n_layers ≥ 2): with one block "
                 "only the [CLS] query row reaches the classifier, and every key of that row is in the "
@@ -82,10 +89,10 @@ class ExperimentConfig:
         return BucketScheme(max_distance=self.max_distance, log_buckets=self.log_buckets)
 
     def train_config(self, seed: int) -> TrainConfig:
-        return resolve_configs(self.preset, {**self.model, **self.train, "seed": seed})[1]
+        return replace(self._recipe.train, seed=seed)
 
     def classifier_config(self, vocab_size: int) -> PairClassifierConfig:
-        return resolve_configs(self.preset, {**self.model, **self.train}, vocab_size)[0]
+        return self._recipe.classifier(vocab_size)
 
     def variant_options(self, name: str):
         """The options dataclass of variant ``name`` (its defaults, overridden by :attr:`bias_options`)."""

@@ -2,7 +2,7 @@
 
 :func:`run_experiment` parses nothing itself (:func:`parse_corpus` does, through the
 parse cache): it takes the parses, applies the configured parser noise, trains each
-variant once per seed with :func:`lessons_lib.pairs.trainer.train_pair_classifier`
+variant once per seed with :func:`lessons_lib.training.trainer.train_pair_classifier`
 (seeded, resumable; dev after every epoch), scores the test split once after training,
 compares each variant with the baseline of the same seed by the exact McNemar test on
 test, scores every biased run on test once more without trees (the bias left out) and,
@@ -28,9 +28,9 @@ from lessons_lib.errors import CourseInputError
 from lessons_lib.pairs.config import PairClassifierConfig
 from lessons_lib.pairs.data import LcqmcData, PairExample, distinct_sentences, subsample  # subsample: re-exported for the lessons
 from lessons_lib.pairs.encoding import ExtrasFn, make_batches
-from lessons_lib.pairs.metrics import EvalResult, evaluate, mcnemar_exact
-from lessons_lib.pairs.runs import load_run, load_weights
-from lessons_lib.pairs.trainer import TrainResult, train_pair_classifier
+from lessons_lib.evaluation.metrics import EvalResult, evaluate, mcnemar_exact
+from lessons_lib.training.runs import load_run, load_weights
+from lessons_lib.training.trainer import TrainResult, train_pair_classifier
 from lessons_lib.pairs.vocab import Vocabulary
 from lessons_lib.seeding import random_states, restore_random_states, set_seed
 from lessons_lib.syntax.buckets import POSITION_UNITS, BucketScheme

@@ -30,7 +30,7 @@ import numpy as np
 
 from lessons_lib.errors import CourseInputError
 from lessons_lib.pairs.data import check_pairs_sha256
-from lessons_lib.pairs.significance import NO_DIFFERENCE, better, mcnemar_p_value
+from lessons_lib.evaluation.significance import NO_DIFFERENCE, better, mcnemar_p_value
 from lessons_lib.syntax_bias.registry import BASELINE, VARIANTS, options_for, variant
 from lessons_lib.syntax_bias.results import ExperimentResult, Spread, format_p, format_spread, spread
 
@@ -131,7 +131,7 @@ def pooled_interval(correct_a: np.ndarray, correct_b: np.ndarray, resamples: int
 
 def verdict(per_seed: Sequence[float], low: float, high: float) -> str:
     """``"a better"`` / ``"b better"`` when every seed and the pooled interval agree on the sign;
-    :data:`~lessons_lib.pairs.significance.NO_DIFFERENCE` when the interval holds 0; ``"seeds disagree"`` otherwise."""
+    :data:`~lessons_lib.evaluation.significance.NO_DIFFERENCE` when the interval holds 0; ``"seeds disagree"`` otherwise."""
     if low <= 0.0 <= high:
         return NO_DIFFERENCE
     if low > 0 and all(d > 0 for d in per_seed):

@@ -32,12 +32,12 @@ from lessons_lib.pairs.config import PairClassifierConfig
 from lessons_lib.pairs.data import PairExample
 from lessons_lib.pairs.encoding import ExtrasFn, PairBatch
 from lessons_lib.pairs.vocab import tokenize_chars
-from lessons_lib.syntax.buckets import (PAD_BUCKET, POSITION_UNITS, BucketScheme, batch_pair_distance_buckets,
+from lessons_lib.syntax.buckets import (INT8_MAX_DISTANCE, PAD_BUCKET, POSITION_UNITS, BucketScheme, batch_pair_distance_buckets,
                                         batch_pair_position_buckets, layout_buckets)
 from lessons_lib.syntax.parser import Parse
 from lessons_lib.syntax_bias.predictor import DistancePredictor, predictor_loss
 from lessons_lib.syntax_bias.registry import variant as registry_entry
-from lessons_lib.syntax_bias.variants import BucketBias
+from lessons_lib.syntax_bias.variants import BucketBias, check_buckets
 from lessons_lib.validation import check_choice, check_number, check_probability
 
 __all__ = ["BUCKETS_KEY", "TEST_BUCKETS", "SyntaxBiasedPairClassifier", "bucket_extras", "position_extras",
@@ -91,16 +91,19 @@ class SyntaxBiasedPairClassifier(PairClassifier):
         """One ``(B, 1 or H, L, L)`` bias per block from ``batch.extras["syntax_buckets"]``."""
         if self.syntax_bias is None:
             return None
-        return self.syntax_bias(self.batch_buckets(batch))
+        return self.syntax_bias.biases(self.batch_buckets(batch))
 
     def batch_buckets(self, batch: PairBatch) -> torch.Tensor:
-        """``batch.extras["syntax_buckets"]`` ``(B, L, L)``, checked against the batch's padding."""
+        """``batch.extras["syntax_buckets"]`` ``(B, L, L)``, checked once: ids in the bias's range and
+        ``-1`` exactly at the batch's padding."""
         buckets = batch.extras.get(BUCKETS_KEY)
         if buckets is None:
             raise CourseInputError(
                 f"this model needs `batch.extras[{BUCKETS_KEY!r}]`: pass `extras_fn=bucket_extras(...)` "
                 "when making batches (or use the variant 'none', or `set_test_buckets('predicted' or 'none')`)"
             )
+        if self.syntax_bias is not None:
+            check_buckets(buckets, self.syntax_bias.n_buckets)
         pairs_real = batch.key_mask[:, :, None] & batch.key_mask[:, None, :]
         if buckets.shape != pairs_real.shape or not torch.equal(buckets >= 0, pairs_real):
             raise CourseInputError(
@@ -143,7 +146,7 @@ class SyntaxBiasedPairClassifier(PairClassifier):
                                    "training reads the batch's buckets")
         x = self.encoder.embeddings(batch.token_ids, self.segment_ids(batch))
         buckets, predictor_term = self._buckets(batch, x)
-        bias = None if buckets is None or self._drops_every_bias() else self._dropout(self.syntax_bias(buckets))
+        bias = None if buckets is None or self._drops_every_bias() else self._dropout(self.syntax_bias.biases(buckets))
         return self.encoder.run_blocks(x, batch.key_mask, bias), predictor_term
 
     def _buckets(self, batch: PairBatch, x: torch.Tensor) -> tuple[torch.Tensor | None, torch.Tensor | None]:
@@ -195,8 +198,8 @@ def _memoised_extras(compute: Callable[[list[tuple[str, str]]], torch.Tensor], s
     The matrices do not change during an experiment, and recomputing them for every batch
     would cost more than the attention itself; they are kept as int8, cut to the pair's length.
     """
-    if scheme.n_buckets > 127:
-        raise CourseInputError(f"{scheme.n_buckets} buckets do not fit the int8 memo; use max_distance ≤ 124")
+    if scheme.max_distance > INT8_MAX_DISTANCE:
+        raise CourseInputError(f"{scheme.n_buckets} buckets do not fit the int8 memo; use max_distance ≤ {INT8_MAX_DISTANCE}")
     memo: dict[tuple[str, str], torch.Tensor] = {}
 
     def extras(chunk: Sequence[PairExample], batch: PairBatch) -> dict[str, torch.Tensor]:

@@ -51,7 +51,7 @@ class DistancePredictor(nn.Module):
         rank: the rank ``r`` of each class's bilinear form.
         max_offset: offsets ``j − i`` beyond ± this share one learned score.
         lr_multiplier: its parameters learn at this multiple of the model's learning rate
-            (read by :func:`lessons_lib.pairs.trainer.parameter_groups`): trained jointly, it
+            (read by :func:`lessons_lib.training.trainer.parameter_groups`): trained jointly, it
             gets only the task's few hundred steps, and at the task's rate its zero-initialised
             offset scores would barely move in that time.
     """

@@ -71,7 +71,7 @@ def check_buckets(buckets: torch.Tensor, n_buckets: int, name: str = "buckets") 
             f"`{name}` must be a (B, L, L) torch.long tensor of bucket ids, got shape {tuple(buckets.shape)}, dtype {buckets.dtype}"
         )
     if buckets.numel():
-        low, high = int(buckets.min()), int(buckets.max())
+        low, high = (int(v) for v in torch.aminmax(buckets))  # one pass over the matrix
         if low < PAD_BUCKET or high >= n_buckets:
             raise CourseInputError(
                 f"`{name}` holds ids in [{low}, {high}], outside [-1, {n_buckets}) (-1 = padding, {n_buckets} buckets)"
@@ -117,8 +117,12 @@ class BucketBias(nn.Module):
         (computed once).
         """
         check_buckets(buckets, self.n_buckets)
-        tables = self.tables()
-        biases = [lookup_bias(table, buckets) for table in tables]
+        return self.biases(buckets)
+
+    def biases(self, buckets: torch.Tensor) -> list[torch.Tensor]:
+        """:meth:`forward` on buckets its caller has already checked (the biased classifier checks
+        each batch's once, with their padding)."""
+        biases = [lookup_bias(table, buckets) for table in self.tables()]
         return biases * self.n_layers if len(biases) == 1 else biases
 
     def bias_per_bucket(self) -> torch.Tensor:

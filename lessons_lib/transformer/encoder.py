@@ -23,6 +23,7 @@ from torch.nn import functional as F
 from lessons_lib.errors import CourseInputError
 from lessons_lib.attention.multihead import MultiHeadAttention, load_torch_multihead_weights
 from lessons_lib.transformer.config import ACTIVATIONS, EncoderConfig
+from lessons_lib.validation import check_bias
 from lessons_lib.transformer.positional import sinusoidal_encoding
 
 __all__ = [
@@ -146,9 +147,6 @@ class EncoderBlock(nn.Module):
         self.dropout1 = nn.Dropout(config.dropout)
         self.dropout2 = nn.Dropout(config.dropout)
 
-    def _self_attention(self, x: torch.Tensor, key_mask: torch.Tensor | None, attn_bias: torch.Tensor | None) -> torch.Tensor:
-        return self.dropout1(self.attention(x, x, x, mask=key_mask, attn_bias=attn_bias))
-
     def forward(self, x: torch.Tensor, key_mask: torch.Tensor | None, attn_bias: torch.Tensor | None = None) -> torch.Tensor:
         """Args:
             x: ``(B, L, D)``.
@@ -158,10 +156,18 @@ class EncoderBlock(nn.Module):
         Returns:
             ``(B, L, D)``.
         """
+        return self._sublayers(x, lambda h: self.attention(h, h, h, mask=key_mask, attn_bias=attn_bias))
+
+    def run_checked(self, x: torch.Tensor, attend: torch.Tensor, attn_bias: torch.Tensor | None) -> torch.Tensor:
+        """:meth:`forward` on inputs its :class:`Encoder` checked once for all its blocks: ``attend`` is the key
+        mask as ``(B, 1, 1, L)`` and ``attn_bias`` broadcasts to ``(B, H, L, L)``."""
+        return self._sublayers(x, lambda h: self.attention.attend(h, h, h, attend, attn_bias))
+
+    def _sublayers(self, x: torch.Tensor, self_attention) -> torch.Tensor:
         if self.norm_first:
-            x = x + self._self_attention(self.norm1(x), key_mask, attn_bias)
+            x = x + self.dropout1(self_attention(self.norm1(x)))
             return x + self.dropout2(self.ffn(self.norm2(x)))
-        x = self.norm1(x + self._self_attention(x, key_mask, attn_bias))
+        x = self.norm1(x + self.dropout1(self_attention(x)))
         return self.norm2(x + self.dropout2(self.ffn(x)))
 
 
@@ -198,7 +204,6 @@ class Encoder(nn.Module):
         Returns:
             ``(B, L, D)`` hidden states (padding positions hold values too; ignore them).
         """
-        _check_key_mask(key_mask, token_ids.shape)
         return self.run_blocks(self.embeddings(token_ids, segment_ids), key_mask, attn_bias)
 
     def run_blocks(
@@ -213,9 +218,15 @@ class Encoder(nn.Module):
         that needs the embeddings first (to predict an attention bias from them) calls the
         two steps itself, with the same random draws as :meth:`forward`.
         """
+        # Checked once here, as one (B, 1, 1, L) mask for every block (the blocks do not check again).
         _check_key_mask(key_mask, x.shape[:2])
-        for block, bias in zip(self.blocks, self._per_layer_bias(attn_bias)):
-            x = block(x, key_mask, bias)
+        attend = key_mask[:, None, None, :]
+        biases = self._per_layer_bias(attn_bias)
+        scores_shape = (x.shape[0], self.config.n_heads, x.shape[1], x.shape[1])
+        for bias in {id(b): b for b in biases if b is not None}.values():  # a shared bias once
+            check_bias(bias, scores_shape)
+        for block, bias in zip(self.blocks, biases):
+            x = block.run_checked(x, attend, bias)
         return self.final_norm(x)
 
     def _per_layer_bias(self, attn_bias):

@@ -226,7 +226,7 @@ def run_isolated(isolation: Isolation, argv: Sequence[str], input_dir: Path, lim
     """Run ``argv`` at ``isolation``'s level to completion; returns the completed process (text output).
 
     Limits other than the time are applied by the command itself (see
-    :mod:`lessons_lib.course.grading_worker`); here the time limit kills the process group.
+    :mod:`lessons_lib.grader.grading_worker`); here the time limit kills the process group.
     """
     limits = limits or Limits()
     sandboxed = isolation.name == "bubblewrap"

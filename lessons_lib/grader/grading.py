@@ -5,13 +5,13 @@ A submission folder holds one folder per student with their notebooks
 
 1. **Isolation.** The student's files are copied once, before anything runs, into the
    grader's private staging folder (regular files only; links are not followed). Each
-   notebook then runs in its own sandbox session (:mod:`lessons_lib.course.sandbox`):
+   notebook then runs in its own sandbox session (:mod:`lessons_lib.grader.sandbox`):
    its own process tree with a wall-clock limit per notebook, a time limit per cell,
    memory and file-size limits, and — where bubblewrap works — only its own files
    visible (read-only, copied into a private ``/tmp``), no network, no other process, no
    write access anywhere else. :func:`grade_submissions` records which isolation was in
-   force; :func:`lessons_lib.course.sandbox.choose_isolation` says what each level gives.
-2. **Execution.** Inside, :mod:`lessons_lib.course.grading_worker` executes the whole
+   force; :func:`lessons_lib.grader.sandbox.choose_isolation` says what each level gives.
+2. **Execution.** Inside, :mod:`lessons_lib.grader.grading_worker` executes the whole
    notebook in a fresh kernel (errors allowed: the check cells still give the learner
    their feedback, but their output is ignored here).
 3. **Trusted scoring.** The exercises are found in the *solution* notebook (the
@@ -55,7 +55,7 @@ from typing import Any, Callable, Sequence
 
 from lessons_lib.course.assignments import check_output_outside, find_exercises
 from lessons_lib.course.notebooks import KERNEL_ENV, read_notebook
-from lessons_lib.course.sandbox import (INPUT_DIR, SANDBOX_TMP, Isolation, Limits, choose_isolation, kill_session,
+from lessons_lib.grader.sandbox import (INPUT_DIR, SANDBOX_TMP, Isolation, Limits, choose_isolation, kill_session,
                                         launch_environment, sandbox_command, sandbox_environment)
 from lessons_lib.errors import CourseInputError
 from lessons_lib.files import atomic_write, folder_lock
@@ -209,7 +209,7 @@ class SandboxSession:
     """One notebook executing in a sandbox, and the calls of its functions that the grader sends it.
 
     Args:
-        isolation: the level (see :func:`lessons_lib.course.sandbox.choose_isolation`).
+        isolation: the level (see :func:`lessons_lib.grader.sandbox.choose_isolation`).
         staged: the student's staged files (read-only for the session).
         notebook: the notebook's file name in ``staged``.
         limits: time, memory and disk limits.
@@ -232,7 +232,7 @@ class SandboxSession:
             shutil.copytree(staged, work)
         home = (Path(SANDBOX_TMP) if sandboxed else run_dir) / "home"
         env = sandbox_environment(str(home), {**KERNEL_ENV, "TMPDIR": str(home.parent)})
-        argv = [sys.executable, "-I", "-m", "lessons_lib.course.grading_worker", "--notebook", notebook,
+        argv = [sys.executable, "-I", "-m", "lessons_lib.grader.grading_worker", "--notebook", notebook,
                 "--work", str(work), "--cell-seconds", str(math.ceil(limits.cell_seconds)),
                 "--call-seconds", str(math.ceil(limits.call_seconds)), "--memory-mb", str(limits.memory_mb),
                 "--disk-mb", str(limits.disk_mb)]
@@ -466,8 +466,8 @@ def grade_submissions(submissions: Path, out_dir: Path, reference_dir: Path, *, 
         submissions: one folder per student.
         out_dir: where the report goes (rewritten after every notebook).
         reference_dir: the solution notebooks (same file names).
-        limits: per-notebook limits (default :class:`~lessons_lib.course.sandbox.Limits`).
-        isolation: ``"auto"``, a level name, or an :class:`~lessons_lib.course.sandbox.Isolation`.
+        limits: per-notebook limits (default :class:`~lessons_lib.grader.sandbox.Limits`).
+        isolation: ``"auto"``, a level name, or an :class:`~lessons_lib.grader.sandbox.Isolation`.
         seed: seeds the checkers' inputs (default: a fresh random seed, recorded in the report).
         log: one line per notebook as it is graded.
 

@@ -4,7 +4,7 @@
   split, predicted for every pair; a tie goes to label 1. It is what a model that learned
   nothing scores.
 - *Character-Jaccard rule* (:class:`JaccardRule`, :func:`tune_jaccard_rule`): predict 1
-  ("same meaning") exactly when ``J(a, b) > t``, where ``J`` is :func:`char_overlap`, the
+  ("same meaning") exactly when ``J(a, b) > t``, where ``J`` is :func:`~lessons_lib.pairs.data.char_overlap`, the
   Jaccard overlap of the two questions' character sets. The threshold ``t`` is tuned on
   **dev** only. The candidates are ``-1`` (every pair "same") and every distinct ``J``
   value of the dev pairs, so each labelling of dev that the rule can produce is tried
@@ -24,10 +24,10 @@ from pathlib import Path
 from typing import Mapping, Sequence
 
 from lessons_lib.errors import CourseInputError
-from lessons_lib.pairs.data import PairExample
+from lessons_lib.files import atomic_write
+from lessons_lib.pairs.data import PairExample, char_overlap, check_pairs_sha256
 
 __all__ = [
-    "char_overlap",
     "majority_label",
     "JaccardRule",
     "tune_jaccard_rule",
@@ -39,13 +39,6 @@ __all__ = [
 ]
 
 EVAL_SPLITS = ("dev", "test")
-
-
-def char_overlap(a: str, b: str) -> float:
-    """Jaccard overlap of the two questions' character sets, in [0, 1] (0 when both are empty)."""
-    set_a, set_b = set(a), set(b)
-    union = len(set_a | set_b)
-    return len(set_a & set_b) / union if union else 0.0
 
 
 def _require_pairs(examples: Sequence[PairExample], name: str) -> None:
@@ -122,7 +115,7 @@ class Baselines:
         return "\n".join(lines)
 
     def _paired_line(self, split: str, model: str, predictions: Sequence[int], name: str) -> str:
-        from lessons_lib.pairs.metrics import mcnemar_exact
+        from lessons_lib.evaluation.metrics import mcnemar_exact  # inside: metrics imports torch, which the baselines need for nothing else
 
         labels = self.labels[split]
         mine = sum(int(p) == y for p, y in zip(predictions, labels)) / len(labels)
@@ -164,8 +157,7 @@ def save_baselines(baselines: Baselines, path: str | Path, pairs_sha256: Mapping
     "test": …}``, :func:`lessons_lib.pairs.data.examples_sha256`) says which data they were
     computed on, so that :func:`load_baselines` can refuse a file made on other pairs.
     """
-    from lessons_lib.files import atomic_write
-    from lessons_lib.pairs.metrics import mcnemar_exact
+    from lessons_lib.evaluation.metrics import mcnemar_exact  # inside: metrics imports torch, which the baselines need for nothing else
 
     test = mcnemar_exact(baselines.predictions["jaccard"]["test"], baselines.predictions["majority"]["test"],
                          baselines.labels["test"])
@@ -195,7 +187,5 @@ def load_baselines(path: str | Path, expected_sha256: Mapping[str, str] | None =
     except (OSError, UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError, ValueError) as error:
         raise CourseInputError(f"{path}: not a baselines file of `lessons baseline --out` ({error})") from None
     if expected_sha256 is not None:
-        from lessons_lib.pairs.data import check_pairs_sha256
-
         check_pairs_sha256(path, found, expected_sha256)
     return record

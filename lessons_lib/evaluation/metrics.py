@@ -4,7 +4,7 @@
   F1 of label 1 and the confusion matrix of a model on labelled pairs.
 - :func:`mcnemar_exact`: are two models' errors on the same test set different by more
   than chance? The test every comparison of the course reports (its p-value, and what it
-  can detect on a test set of a given size: :mod:`lessons_lib.pairs.significance`).
+  can detect on a test set of a given size: :mod:`lessons_lib.evaluation.significance`).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from torch.nn import functional as F
 from lessons_lib.errors import CourseInputError
 from lessons_lib.pairs.data import PairExample
 from lessons_lib.pairs.encoding import ExtrasFn, encoded_length, length_sorted_order, make_batches
-from lessons_lib.pairs.significance import NO_DIFFERENCE, better, mcnemar_p_value
+from lessons_lib.evaluation.significance import NO_DIFFERENCE, better, mcnemar_p_value
 from lessons_lib.pairs.vocab import Vocabulary
 
 __all__ = ["EvalResult", "predict", "metrics_from_logits", "evaluate", "McNemarResult", "mcnemar_exact"]
@@ -105,7 +105,7 @@ class McNemarResult:
 
     def verdict(self, a: str = "A", b: str = "B", alpha: float = 0.05) -> str:
         """The reading a lesson states: ``"<a> better"``, ``"<b> better"`` (p < ``alpha``) or
-        :data:`~lessons_lib.pairs.significance.NO_DIFFERENCE`.
+        :data:`~lessons_lib.evaluation.significance.NO_DIFFERENCE`.
 
         Printed beside the counts, it is what a cell asserts and what the prose may say, so a run whose
         numbers would read otherwise stops at that cell instead of sitting under stale prose.

@@ -1,7 +1,7 @@
 """What a comparison of two classifiers on the same test pairs can and cannot show.
 
 - :func:`mcnemar_p_value`: the exact (binomial) McNemar p-value from the two discordant
-  counts (:func:`lessons_lib.pairs.metrics.mcnemar_exact` counts them from predictions).
+  counts (:func:`lessons_lib.evaluation.metrics.mcnemar_exact` counts them from predictions).
 - :func:`t_quantile` / :func:`mean_ci95`: a 95 % Student-t interval for a mean over a few
   seeds (no SciPy needed: the t distribution with an integer number of degrees of freedom
   has a closed-form CDF).
@@ -42,7 +42,7 @@ from lessons_lib.validation import check_int, check_number
 
 NO_DIFFERENCE = "no difference detected"
 """The one reading of a comparison that finds no difference, whatever the test: the exact
-McNemar test at its α (:meth:`lessons_lib.pairs.metrics.McNemarResult.verdict`) or the pooled
+McNemar test at its α (:meth:`lessons_lib.evaluation.metrics.McNemarResult.verdict`) or the pooled
 interval over seeds (:func:`lessons_lib.syntax_bias.grid.verdict`). Its opposite is
 :func:`better`."""
 

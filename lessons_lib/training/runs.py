@@ -47,6 +47,7 @@ from lessons_lib.errors import CourseInputError, file_errors
 from lessons_lib.files import folder_lock, record_written, written_by_course
 from lessons_lib.pairs.classifier import PairClassifier
 from lessons_lib.pairs.config import PairClassifierConfig, TrainConfig
+from lessons_lib.pairs.data import FINGERPRINT_DIGITS, check_pairs_sha256, format_skipped_lines
 from lessons_lib.pairs.vocab import Vocabulary
 
 __all__ = [
@@ -152,8 +153,6 @@ def load_metrics(path: str | Path, expected_sha256: Mapping[str, str] | None = N
             one line, a file whose run read other pairs. The file records each split's
             :func:`~lessons_lib.pairs.data.examples_fingerprint`, the start of that SHA-256.
     """
-    from lessons_lib.pairs.data import FINGERPRINT_DIGITS, check_pairs_sha256
-
     path = Path(path)
     try:
         record = json.loads(path.read_text(encoding="utf-8"))
@@ -184,8 +183,6 @@ def save_vocab(directory: str | Path, vocab: Vocabulary) -> Path:
 
 def save_skipped_lines(directory: str | Path, splits: Sequence) -> tuple[Path, int]:
     """Write ``skipped_lines.tsv`` (every line lenient reading skipped); returns (its path, how many)."""
-    from lessons_lib.pairs.data import format_skipped_lines
-
     text, count = format_skipped_lines(splits)
     return record_written(Path(directory) / SKIPPED_LINES_NAME, text), count
 
@@ -290,7 +287,7 @@ def load_checkpoint(path: str | Path, vocab: Vocabulary | None = None) -> dict:
         except (zipfile.BadZipFile, EOFError, RuntimeError, ValueError) as error:
             _unreadable_checkpoint(path, f"truncated or damaged: {type(error).__name__}")
     if not isinstance(checkpoint, dict) or "model_state" not in checkpoint:
-        raise CourseInputError(f"{path} is not a checkpoint written by lessons_lib.pairs.trainer")
+        raise CourseInputError(f"{path} is not a checkpoint written by lessons_lib.training.trainer")
     if vocab is not None:
         vocab.check_fingerprint(checkpoint.get("vocab_fingerprint"), where=f"checkpoint {path}")
     return checkpoint

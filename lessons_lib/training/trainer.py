@@ -19,7 +19,7 @@ into ``batch.extras``.
   whatever the caller adds: the data's fingerprints, limits); a loss that is not finite
   stops the run with an error naming the epoch and step.
 
-Scoring lives in :mod:`lessons_lib.pairs.metrics`; the run folder in :mod:`lessons_lib.pairs.runs`.
+Scoring lives in :mod:`lessons_lib.evaluation.metrics`; the run folder in :mod:`lessons_lib.training.runs`.
 """
 
 from __future__ import annotations
@@ -39,8 +39,8 @@ from lessons_lib.errors import CourseInputError, file_errors
 from lessons_lib.pairs.config import TrainConfig
 from lessons_lib.pairs.data import PairExample, examples_fingerprint
 from lessons_lib.pairs.encoding import ExtrasFn, make_batches
-from lessons_lib.pairs.metrics import EvalResult, evaluate
-from lessons_lib.pairs.runs import (CHECKPOINT_NAME, PREDICTIONS_NAME, TRAINER_FILES, clear_run_folder,
+from lessons_lib.evaluation.metrics import EvalResult, evaluate
+from lessons_lib.training.runs import (CHECKPOINT_NAME, PREDICTIONS_NAME, TRAINER_FILES, clear_run_folder,
                                     identity_differences, load_checkpoint, load_weights, refuse_foreign_files,
                                     run_folder_lock, save_checkpoint, save_metrics, save_vocab)
 from lessons_lib.pairs.vocab import Vocabulary
@@ -333,7 +333,7 @@ def _settle_run_folder(trainer: _Trainer, out_path: Path, resume: bool, log: Cal
     """Resume from ``out_path``'s checkpoint, or clear the previous run's files; then save the vocabulary.
 
     Only files the course wrote are removed or overwritten: any other file of a run file's
-    name is refused before anything changes (see :func:`lessons_lib.pairs.runs.clear_run_folder`).
+    name is refused before anything changes (see :func:`lessons_lib.training.runs.clear_run_folder`).
     """
     if resume and (out_path / CHECKPOINT_NAME).is_file():
         trainer.resume(out_path / CHECKPOINT_NAME, log)
@@ -396,7 +396,7 @@ def train_pair_classifier(
         command: the command line that started the run, written into ``metrics.json`` beside the
             identity (not part of it: resuming with other flags, such as ``--no-progress``, is allowed).
 
-    While it runs, ``out_dir`` is locked (:func:`lessons_lib.pairs.runs.run_folder_lock`): a
+    While it runs, ``out_dir`` is locked (:func:`lessons_lib.training.runs.run_folder_lock`): a
     second run on the same folder is refused.
 
     Raises:

@@ -1,7 +1,7 @@
 """The sandboxed side of grading: execute one learner's notebook, then call its functions on request.
 
-This module runs *inside* the sandbox (``python -I -m lessons_lib.course.grading_worker``,
-started by :mod:`lessons_lib.course.grading` through :mod:`lessons_lib.course.sandbox`),
+This module runs *inside* the sandbox (``python -I -m lessons_lib.grader.grading_worker``,
+started by :mod:`lessons_lib.grader.grading` through :mod:`lessons_lib.grader.sandbox`),
 next to the untrusted kernel. Nothing it sends is trusted by the grader: the grader treats
 every reply as the learner's answer and decides the score itself.
 
@@ -155,7 +155,7 @@ def _call(client, request: dict, scratch: Path) -> dict:
     args_path, result_path = scratch / "args.pt", scratch / "result.pt"
     result_path.unlink(missing_ok=True)
     args_path.write_bytes(base64.b64decode(request["args"]))
-    code = (f"__import__('lessons_lib.course.grading_worker', fromlist=['run_call'])"
+    code = (f"__import__('lessons_lib.grader.grading_worker', fromlist=['run_call'])"
             f".run_call({request['function']!r}, {str(args_path)!r}, {str(result_path)!r}, globals())")
     cell = new_code_cell(code)
     client.nb.cells.append(cell)  # nbclient executes cells of its notebook: the call is one, removed afterwards

@@ -1,0 +1,12 @@
+"""Evaluation: how a pair classifier is scored, what it is read against, and what a comparison of two can show.
+
+Named after what it does with a model's predictions; the statistics of a data set itself
+(:mod:`lessons_lib.pairs.stats`) stay with the data. Uses :mod:`lessons_lib.pairs` only.
+
+- :mod:`~lessons_lib.evaluation.metrics` — predictions, accuracy, F1, confusion, the exact McNemar test.
+- :mod:`~lessons_lib.evaluation.significance` — what a paired comparison can detect: McNemar
+  p-values, 95 % t intervals over seeds, power and the minimal detectable difference, and
+  whether a split's pairs are independent enough for them (no torch).
+- :mod:`~lessons_lib.evaluation.baselines` — the majority class and the tuned character-Jaccard
+  rule, and a model read against both (no torch until a McNemar test is asked for).
+"""
