@@ -229,7 +229,7 @@ def _direction(value: Any, lesson: Any) -> str:
     return ("lower" if value < lesson else "higher") if numbers else "any"
 
 
-def check_seeds(seed: int | None) -> tuple[int, ...]:
+def control_seeds(seed: int | None) -> tuple[int, ...]:
     """The seeds exercise 08-4 trains on: the lesson's 0, 1, 2, or the grader's ``seed`` and the next two."""
     first = 0 if seed is None else seed
     return tuple(range(first, first + CONTROL_CHECK_SEEDS))
@@ -288,7 +288,7 @@ def check_one_change_breaks_control(fn: Callable[[], dict], *, seed: int | None 
     learned tree bias from learning lesson 08's positive control.
 
     The checker trains the control with that change on :data:`CONTROL_CHECK_SEEDS` seeds
-    (:func:`check_seeds`: the lesson's 0, 1, 2, or the grader's ``seed`` and the next two) and
+    (:func:`control_seeds`: the lesson's 0, 1, 2, or the grader's ``seed`` and the next two) and
     accepts only if the test accuracy is at most :data:`CONTROL_BROKEN` on every one of them: a
     change that fails on one seed and learns on another (the multiplier ×30 fails on seed 0) has
     not broken the mechanism. It stops at the first seed that still learns. With the grader's
@@ -317,7 +317,7 @@ def check_one_change_breaks_control(fn: Callable[[], dict], *, seed: int | None 
         _control_config(change, 0)
     except CourseInputError as error:
         raise ExerciseCheckError(f"{exercise}: 运行拒绝了这个设置：{error}") from None
-    seeds = check_seeds(seed)
+    seeds = control_seeds(seed)
     accuracies = []
     for run_seed in seeds:
         if seed is not None and control_accuracy_with({}, run_seed) < CONTROL_LEARNED:
