@@ -166,3 +166,27 @@ def test_independence_check() -> None:
     assert check_independence(reused).pairs_per_question == 10.0 and not check_independence(reused).holds
     with pytest.raises(CourseInputError, match="examples"):
         check_independence([])
+
+
+def test_near_duplicates_link_pairs_that_identical_strings_do_not():
+    from lessons_lib.errors import CourseInputError
+    from lessons_lib.pairs.data import PairExample
+    from lessons_lib.pairs.stats import near_duplicates, question_graph
+
+    pairs = [
+        PairExample("厨房里有蚂蚁怎么办", "怎样赶走蚂蚁", 1),
+        PairExample("厨房里有蚂蚁该怎么办", "明天会下雨吗", 0),   # J = 9/10 with the first question above
+        PairExample("明天会下雨吗？", "今天天气好吗", 0),         # J = 6/7 with 明天会下雨吗: joins the web
+        PairExample("狗能吃巧克力吗", "狗狗能吃巧克力吗", 1),     # J = 1 within the pair; other pairs far
+    ]
+    assert question_graph(pairs).largest_component == 1  # no identical question: the identical-string check sees nothing
+    found = near_duplicates(pairs)
+    assert (found.pairs, found.pairs_linked, found.largest_web) == (4, 3, 3)
+    assert found.example == ("厨房里有蚂蚁怎么办", "厨房里有蚂蚁该怎么办")
+    strict = near_duplicates(pairs, min_overlap=0.87)  # 9/10 stays, 6/7 = 0.857 goes
+    assert (strict.pairs_linked, strict.largest_web) == (2, 2)
+    none = near_duplicates(pairs[3:])  # two questions of one pair are never linked to each other
+    assert (none.pairs_linked, none.largest_web, none.example) == (0, 0, None)
+    for bad in (0, 1.5):
+        with pytest.raises(CourseInputError, match="min_overlap"):
+            near_duplicates(pairs, min_overlap=bad)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 from lessons_lib.exercises import ExerciseCheckError, ExerciseNotDone
@@ -126,9 +128,9 @@ def _not_done():
     raise NotImplementedError()
 
 
-def _small_dev_measurement(source: str = "dev", read: str = "test", pairs: int = 50, draws: int = 500):
-    """A learner's measurement for exercise 06-4, written apart from the checker: (mean, sd) of the readings."""
-    import random
+def _small_dev_measurement(source: str = "dev", read: str = "test", pairs: int = 50, draws: int = 500,
+                           at_or_above: bool = False):
+    """A learner's measurement for exercise 06-4, written apart from the checker: ``fn(rng)`` → (mean, sd)."""
     import statistics
 
     from lessons_lib.exercises.pairs import course_sample
@@ -139,12 +141,16 @@ def _small_dev_measurement(source: str = "dev", read: str = "test", pairs: int =
     tuned_on = sample.dev.examples if source == "dev" else sample.test.examples
     read_on = [(char_overlap(e.text_a, e.text_b), e.label)
                for e in (sample.test.examples if read == "test" else sample.dev.examples)]
-    rng = random.Random(11)
-    readings = []
-    for _ in range(draws):
-        threshold = tune_jaccard_rule(rng.sample(tuned_on, pairs)).threshold
-        readings.append(sum((overlap > threshold) == bool(label) for overlap, label in read_on) / len(read_on))
-    return statistics.mean(readings), statistics.stdev(readings)
+
+    def measure(rng):
+        readings = []
+        for _ in range(draws):
+            threshold = tune_jaccard_rule(rng.sample(tuned_on, pairs)).threshold
+            said = [(overlap >= threshold) if at_or_above else (overlap > threshold) for overlap, _ in read_on]
+            readings.append(sum(s == bool(label) for s, (_, label) in zip(said, read_on)) / len(read_on))
+        return statistics.mean(readings), statistics.stdev(readings)
+
+    return measure
 
 
 def test_small_dev_draws_read_each_threshold_as_the_rule_does():
@@ -172,29 +178,42 @@ def test_small_dev_draws_read_each_threshold_as_the_rule_does():
 
 
 def test_small_dev_rule_exercise_accepts_a_measurement_and_names_the_mistakes(capsys):
+    import random
+    import statistics
+
     from lessons_lib.exercises.pairs import check_small_dev_rule_accuracy
 
     right = _small_dev_measurement()
     for seed in (None, 4):
-        check_small_dev_rule_accuracy(lambda: right, seed=seed)
+        check_small_dev_rule_accuracy(right, seed=seed)
+    check_small_dev_rule_accuracy(_small_dev_measurement(draws=600))  # more draws than asked for
     out = capsys.readouterr().out
-    assert out.count("✅ 练习 06-4") == 2 and "5%–95% 分位数" in out and "测试准确率 0.6825" in out
-    tuned_on_test = _small_dev_measurement(source="test")
-    read_on_dev = _small_dev_measurement(read="dev")
-    larger_subsets = _small_dev_measurement(pairs=200)
+    assert out.count("✅ 练习 06-4") == 3 and "5%–95% 分位数" in out and "测试准确率 0.6825" in out
+
+    def reshaped(change):  # the right measurement, its result changed by ``change(mean, sd)``
+        return lambda rng: change(*right(rng))
+
     wrong = [
-        (tuned_on_test, "在测试集的子集上选了阈值"),
-        (read_on_dev, "在整个验证集上读了准确率"),
-        (larger_subsets, "子集是否比 50 对大"),
-        ((right[0], 0.0), "标准差是 0"),
-        ((right[0] * 100, right[1]), "百分数"),
-        ((right[0], right[1] ** 2), "方差"),
-        ((right[0], right[1] * 2), "标准差偏大"),
-        ((str(right[0]), right[1]), "平均值 应当是一个数"),
-        (right[0], "应当返回两个数"),
+        (_small_dev_measurement(pairs=45), "每个子集应当是 50 对，你抽到的子集有 45 对"),
+        (_small_dev_measurement(pairs=60), "每个子集应当是 50 对，你抽到的子集有 60 对"),
+        (_small_dev_measurement(draws=499), "你抽了 499 个子集，至少要 500 个"),
+        (_small_dev_measurement(at_or_above=True), "J ≥ t"),
+        (_small_dev_measurement(source="test"), "有的子集抽自测试集"),
+        (_small_dev_measurement(read="dev"), "在整个验证集上读了准确率"),
+        (lambda rng: right(random.Random(1)), "没有看到你抽的子集"),
+        (reshaped(lambda m, s: (m, 0.0)), "标准差是 0"),
+        (reshaped(lambda m, s: (m * 100, s)), "百分数"),
+        (reshaped(lambda m, s: (m, s ** 2)), "方差"),
+        (reshaped(lambda m, s: (m, s * 1.01)), "标准差偏大"),
+        (reshaped(lambda m, s: (m - 0.001, s)), "平均值偏低"),
+        (reshaped(lambda m, s: (str(m), s)), "平均值 应当是一个数"),
+        (reshaped(lambda m, s: m), "应当返回两个数"),
     ]
     for answer, message in wrong:
         with pytest.raises(ExerciseCheckError, match=message):
-            check_small_dev_rule_accuracy(lambda answer=answer: answer)
+            check_small_dev_rule_accuracy(answer)
+    population_sd = reshaped(lambda m, s: (m, s * math.sqrt(499 / 500)))  # statistics.pstdev: also accepted
+    check_small_dev_rule_accuracy(population_sd)
+    assert statistics.pstdev([0.0, 1.0]) == 0.5  # the factor above is pstdev's over 500 draws
     with pytest.raises(ExerciseNotDone, match="还没有完成"):
-        check_small_dev_rule_accuracy(_not_done)
+        check_small_dev_rule_accuracy(lambda rng: _not_done())

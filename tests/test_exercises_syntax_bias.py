@@ -174,13 +174,13 @@ def test_one_change_that_erases_the_tree_breaks_the_control(capsys):
 
     check_one_change_breaks_control(lambda: {"max_distance": 1})
     out = capsys.readouterr().out
-    assert "✅" in out and "max_distance = 1" in out and "一点不剩" in out
+    assert "✅" in out and "max_distance = 1" in out and "一点不剩" in out and "种子 0, 1, 2" in out
 
 
 def test_a_change_the_control_survives_is_rejected_with_its_accuracy():
     from lessons_lib.exercises.syntax_bias import check_one_change_breaks_control
 
-    with pytest.raises(ExerciseCheckError, match=r"per_head = True 之后.*测试准确率是 1\.000，仍然学会了"):
+    with pytest.raises(ExerciseCheckError, match=r"per_head = True 之后.*种子 0 上的测试准确率是 1\.000，仍然学会了"):
         check_one_change_breaks_control(lambda: {"per_head": True})
 
 
@@ -194,7 +194,7 @@ def test_a_change_the_control_survives_is_rejected_with_its_accuracy():
         ({"seed": 3}, "不是对照运行的一项设置"),
         ({"bias_lr_multiplier": 100.0}, "就是本课自己的设置"),
         ({"parser_noise": 0.0}, "就是本课自己的设置"),
-        ({"n_layers": 1}, "运行拒绝了这个设置.*2 encoder blocks"),
+        ({"n_layers": 1}, "n_layers = 1 不算答案.*第 2 节"),
         ({"parser_noise": 2.0}, "运行拒绝了这个设置"),
     ],
 )
@@ -204,3 +204,47 @@ def test_one_change_answers_that_are_not_one_real_change(answer, message):
 
     with pytest.raises(ExerciseCheckError, match=message):
         check_one_change_breaks_control(lambda: answer)
+
+
+def _fake_control(monkeypatch, accuracy_of):
+    """Replace the control's training by ``accuracy_of(change, seed)`` and record the runs asked for."""
+    from lessons_lib.exercises import syntax_bias
+
+    runs = []
+
+    def fake(change, seed=0):
+        runs.append((dict(change), seed))
+        return accuracy_of(change, seed)
+
+    monkeypatch.setattr(syntax_bias, "control_accuracy_with", fake)
+    return runs
+
+
+def test_a_change_that_fails_on_one_seed_only_is_refused(monkeypatch):
+    # The multiplier x30 fails on seed 0 and learns on the others: one seed cannot decide.
+    from lessons_lib.exercises.syntax_bias import check_one_change_breaks_control
+
+    runs = _fake_control(monkeypatch, lambda change, seed: 0.5 if seed == 0 else 0.98)
+    with pytest.raises(ExerciseCheckError, match=r"种子 1 上的测试准确率是 0\.980，仍然学会了.*前面的种子上它确实失败了（0\.500）"):
+        check_one_change_breaks_control(lambda: {"bias_lr_multiplier": 30})
+    assert runs == [({"bias_lr_multiplier": 30}, 0), ({"bias_lr_multiplier": 30}, 1)]  # stops at the first seed that learns
+
+
+@pytest.mark.parametrize("value, said, not_said", [(1e6, "乘数大了", "乘数小了"), (1.0, "乘数小了", "乘数大了")])
+def test_the_explanation_follows_the_direction_of_the_change(monkeypatch, capsys, value, said, not_said):
+    from lessons_lib.exercises.syntax_bias import check_one_change_breaks_control
+
+    runs = _fake_control(monkeypatch, lambda change, seed: 0.5)
+    check_one_change_breaks_control(lambda: {"bias_lr_multiplier": value})
+    out = capsys.readouterr().out
+    assert "✅" in out and said in out and not_said not in out and "种子 0, 1, 2" in out
+    assert [seed for _, seed in runs] == [0, 1, 2]
+
+
+def test_grader_seeds_on_which_the_unchanged_control_fails_prove_nothing(monkeypatch):
+    from lessons_lib.exercises.syntax_bias import check_one_change_breaks_control
+
+    runs = _fake_control(monkeypatch, lambda change, seed: 0.5 if seed == 8 else (0.98 if not change else 0.5))
+    with pytest.raises(ExerciseCheckError, match="种子 8 上，不改任何设置的对照本身就没有学会"):
+        check_one_change_breaks_control(lambda: {"max_distance": 1}, seed=7)
+    assert runs == [({}, 7), ({"max_distance": 1}, 7), ({}, 8)]

@@ -20,7 +20,7 @@ from typing import Callable, Sequence
 import torch
 
 from lessons_lib.exercises import (ExerciseCheckError, KnownMistake, call_learner, check_random, compare_choice,
-                                   compare_number, compare_tensor, passed)
+                                   compare_tensor, passed)
 from lessons_lib.evaluation.baselines import JaccardRule, accuracy, tune_jaccard_rule
 from lessons_lib.pairs.data import LcqmcData, PairExample, char_overlap
 from lessons_lib.validation import check_int
@@ -230,11 +230,10 @@ def check_jaccard_predictions(answers: Callable[[], tuple[dict, dict, str]], *, 
 SMALL_DEV_PAIRS = 50
 """Exercise 06-4 tunes the overlap rule on random dev subsets of this many pairs."""
 SMALL_DEV_MIN_DRAWS = 500
-"""Exercise 06-4 asks for at least this many subsets; the checker's tolerance assumes it."""
+"""Exercise 06-4 asks for at least this many subsets."""
 SMALL_DEV_CHECK_DRAWS = 1000
-"""How many subsets the checker of exercise 06-4 draws itself."""
+"""How many subsets the checker of exercise 06-4 draws itself, for the reading it prints after a pass."""
 _SMALL_DEV_SEED = 2027  # the checker's draws in the lesson; another seed than a learner would pick first
-_STANDARD_ERRORS = 4    # an honest number lies beyond 4 standard errors about once in 16,000 checks
 
 
 def _accuracy_reader(examples: Sequence[PairExample]) -> Callable[[float], float]:
@@ -313,17 +312,18 @@ def _sample_draws(seed: int) -> SmallDevDraws:
     return small_dev_rule_draws(data.dev.examples, data.test.examples, check_random(seed))
 
 
-def _standard_errors(values: Sequence[float], draws: int) -> tuple[float, float]:
-    """Standard errors of a mean and of a standard deviation over ``draws`` draws, from the spread of ``values``.
+class RecordingRandom(Random):
+    """A :class:`random.Random` that keeps every subset drawn with :meth:`sample`, so that exercise 06-4's
+    checker can redo the learner's measurement on exactly the learner's subsets."""
 
-    The mean's is ``s / √n``; the standard deviation's the large-sample ``√((m₄ − s⁴) / (4 s² n))``
-    (``m₄`` the fourth central moment), which does not assume normal draws.
-    """
-    mean, s = statistics.fmean(values), statistics.pstdev(values)
-    if s == 0:
-        return 0.0, 0.0
-    m4 = statistics.fmean((v - mean) ** 4 for v in values)
-    return s / math.sqrt(draws), math.sqrt(max(m4 - s ** 4, 0.0) / draws) / (2 * s)
+    def __init__(self, seed: int) -> None:
+        super().__init__(seed)
+        self.subsets: list[list] = []
+
+    def sample(self, population, k, **kwargs):  # noqa: D102 - Random.sample, recorded
+        chosen = super().sample(population, k, **kwargs)
+        self.subsets.append(list(chosen))
+        return chosen
 
 
 def _is_number(value: object) -> bool:
@@ -337,64 +337,96 @@ def _learner_pair(exercise: str, got: object) -> tuple[object, object]:
     return got[0], got[1]
 
 
-def _mean_hint(got: object, measured: SmallDevDraws, tolerance: float) -> str | None:
-    """What a wrong mean matches (within ``tolerance``) among the known mistakes, or ``None``.
-
-    A mistake is named only when its own value lies at least two tolerances from the right
-    one, so that their bands cannot overlap; when two mistakes give close values (reading on
-    the subset itself and tuning on test do, on the sample), both are named.
-    """
-    if not _is_number(got):
-        return None
-    right = statistics.fmean(measured.test)
-    if 1 < got <= 100 and abs(got / 100 - right) <= tolerance:
-        return "这像是百分数：请返回 0 到 1 之间的准确率。"
-    mistakes = (
-        (statistics.fmean(measured.own_subset), f"在选阈值的那 {SMALL_DEV_PAIRS} 对上读了准确率（要在整个测试集上读）"),
-        (statistics.fmean(measured.tuned_on_test), "在测试集的子集上选了阈值（阈值只能在验证集的子集上选）"),
-        (statistics.fmean(measured.whole_dev), "在整个验证集上读了准确率（要在测试集上读）"),
-    )
-    matched = [what for wrong, what in mistakes if abs(wrong - right) >= 2 * tolerance and abs(got - wrong) <= tolerance]
-    return f"这与下面的做法得到的平均值相符：{'；或者'.join(matched)}。" if matched else None
+def _check_subsets(exercise: str, subsets: list[list], dev: Sequence[PairExample],
+                   test: Sequence[PairExample]) -> None:
+    """Refuse, in one line, subsets that are not at least SMALL_DEV_MIN_DRAWS draws of SMALL_DEV_PAIRS dev pairs."""
+    if not subsets:
+        raise ExerciseCheckError(f"{exercise}: 检查器没有看到你抽的子集：请用传入的 rng 抽每个子集，"
+                                 f"rng.sample(验证集的句对, SMALL_DEV_PAIRS)，检查器要在同样的子集上复算。")
+    sizes = sorted({len(subset) for subset in subsets})
+    if sizes != [SMALL_DEV_PAIRS]:
+        raise ExerciseCheckError(f"{exercise}: 每个子集应当是 {SMALL_DEV_PAIRS} 对，你抽到的子集有 "
+                                 f"{'、'.join(map(str, sizes))} 对。")
+    dev_pairs, test_pairs = set(dev), set(test)
+    for subset in subsets:
+        if not all(pair in dev_pairs for pair in subset):
+            where = "测试集" if all(pair in test_pairs for pair in subset) else "验证集以外"
+            raise ExerciseCheckError(f"{exercise}: 有的子集抽自{where}：阈值只能在验证集的子集上选。")
+    if len(subsets) < SMALL_DEV_MIN_DRAWS:
+        raise ExerciseCheckError(f"{exercise}: 你抽了 {len(subsets)} 个子集，至少要 {SMALL_DEV_MIN_DRAWS} 个。")
 
 
-def check_small_dev_rule_accuracy(fn: Callable[[], tuple[float, float]], *, seed: int | None = None) -> None:
-    """Exercise 06-4: ``fn()`` → ``(mean, sd)`` of the test accuracy of the overlap rule tuned on 50 random dev pairs.
+def _readings(subsets: list[list], dev: Sequence[PairExample], test: Sequence[PairExample]) -> dict[str, list[float]]:
+    """The right reading of each subset's rule (test accuracy of ``J > t``) and the known mistaken ones."""
+    on_test, on_dev = _accuracy_reader(test), _accuracy_reader(dev)
+    test_overlaps = [(char_overlap(e.text_a, e.text_b), e.label) for e in test]
+    readings: dict[str, list[float]] = {"right": [], "at_or_above": [], "own_subset": [], "whole_dev": []}
+    for subset in subsets:
+        rule = tune_jaccard_rule(subset)
+        readings["right"].append(on_test(rule.threshold))
+        readings["at_or_above"].append(sum((j >= rule.threshold) == bool(label) for j, label in test_overlaps)
+                                       / len(test_overlaps))
+        readings["own_subset"].append(accuracy(rule.predict(subset), subset))
+        readings["whole_dev"].append(on_dev(rule.threshold))
+    return readings
 
-    Always on the course's sample (:func:`course_sample`, as exercise 06-3). The checker draws
-    :data:`SMALL_DEV_CHECK_DRAWS` subsets of its own (``seed``: the grader's; ``None``: the
-    lesson's) and accepts each number within 4 standard errors of the difference of two
-    independent measurements, the learner's (at least :data:`SMALL_DEV_MIN_DRAWS` draws) and its
-    own: ``4·√(SE₅₀₀² + SE₁₀₀₀²)``, the standard errors estimated from the checker's draws
-    (:func:`_standard_errors`). On the sample (a spread of about 0.055 over the draws) that is
-    about ±0.012 for the mean and ±0.009 for the standard deviation.
 
-    Not told apart: subsets drawn with replacement (50 of 1,200 pairs repeat about one pair per
-    subset, which moves neither number measurably), and, for the mean alone, the full-dev
-    rule's test accuracy (on the sample the mean lands close to it; the standard deviation
-    does not).
+_SAME = 1e-9  # the checker redoes the learner's measurement on the same subsets: only float rounding may differ
+_MISTAKES = {
+    "at_or_above": "你用了 J ≥ t：规则是 J > t 才判 1（JaccardRule.predict），等于阈值的句对判 0。",
+    "own_subset": f"你在选阈值的那 {SMALL_DEV_PAIRS} 对上读了准确率：要在整个测试集上读。",
+    "whole_dev": "你在整个验证集上读了准确率：要在测试集上读。",
+}
+
+
+def _same_number(exercise: str, got: object, expected: float, what: str, too_low: str, too_high: str) -> None:
+    """``got`` must equal ``expected`` up to float rounding (:data:`_SAME`); a hint in words, never the value."""
+    if not _is_number(got) or got != got:
+        raise ExerciseCheckError(f"{exercise}: {what} 应当是一个数，你返回的是 {got!r}")
+    if abs(got - expected) > _SAME:
+        raise ExerciseCheckError(f"{exercise}: 你的{what}是 {got:.6f}，与检查器在你抽的同一批子集上复算的不同。"
+                                 f"{too_low if got < expected else too_high}")
+
+
+def check_small_dev_rule_accuracy(fn: Callable[[Random], tuple[float, float]], *, seed: int | None = None) -> None:
+    """Exercise 06-4: ``fn(rng)`` → ``(mean, sd)`` of the test accuracy of the overlap rule tuned on 50 random dev pairs.
+
+    Always on the course's sample (:func:`course_sample`, as exercise 06-3). The checker passes a
+    :class:`RecordingRandom` (seeded with ``seed``: the grader's; ``None``: the lesson's) and the
+    learner draws each subset with ``rng.sample``; the checker then redoes the measurement on
+    exactly those subsets and compares both numbers up to float rounding. So a subset of 45 or
+    60 pairs, fewer than :data:`SMALL_DEV_MIN_DRAWS` subsets, subsets of the test split, the rule
+    read as ``J ≥ t``, and readings on the subset or on the whole dev split are each named in
+    one line. The standard deviation may be the sample's or the population's (they differ by
+    under 0.1 % at 500 draws). After a pass it prints the spread of its own 1,000 draws.
     """
     exercise = "练习 06-4 只用 50 对验证数据选阈值"
-    got_mean, got_sd = _learner_pair(exercise, call_learner(exercise, fn))
-    measured = _sample_draws(_SMALL_DEV_SEED if seed is None else seed)
-    mean, sd = statistics.fmean(measured.test), statistics.stdev(measured.test)
-    # The difference of two independent measurements: the learner's (at least SMALL_DEV_MIN_DRAWS) and the checker's.
-    learner, checker = (_standard_errors(measured.test, n) for n in (SMALL_DEV_MIN_DRAWS, len(measured.test)))
-    tol_mean, tol_sd = (_STANDARD_ERRORS * math.hypot(a, b) for a, b in zip(learner, checker))
-    hint = _mean_hint(got_mean, measured, tol_mean)
-    compare_number(exercise, got_mean, mean, rel_tol=tol_mean / mean, what="测试准确率的平均值",
-                   too_low=hint or f"平均值偏低：每个子集是否是 {SMALL_DEV_PAIRS} 对？子集越小，选出的阈值越差。",
-                   too_high=hint or "平均值偏高：阈值是否只在验证集的子集上选、准确率是否在整个测试集上读？"
-                                    f"子集是否比 {SMALL_DEV_PAIRS} 对大？")
+    rng = RecordingRandom(_SMALL_DEV_SEED if seed is None else seed)
+    got_mean, got_sd = _learner_pair(exercise, call_learner(exercise, fn, rng))
+    data = course_sample()
+    dev, test = data.dev.examples, data.test.examples
+    _check_subsets(exercise, rng.subsets, dev, test)
+    readings = _readings(rng.subsets, dev, test)
+    for name, values in readings.items():
+        if _is_number(got_mean) and abs(got_mean - statistics.fmean(values)) <= _SAME and name in _MISTAKES:
+            if abs(statistics.fmean(values) - statistics.fmean(readings["right"])) > _SAME:
+                raise ExerciseCheckError(f"{exercise}: {_MISTAKES[name]}")
+    right = readings["right"]
+    if _is_number(got_mean) and 1 < got_mean <= 100 and abs(got_mean / 100 - statistics.fmean(right)) <= _SAME:
+        raise ExerciseCheckError(f"{exercise}: 这像是百分数：请返回 0 到 1 之间的准确率。")
+    _same_number(exercise, got_mean, statistics.fmean(right), "测试准确率的平均值",
+                 too_low="平均值偏低：每个子集的阈值是否用 tune_jaccard_rule 在这个子集上选、准确率是否在整个测试集上读？",
+                 too_high="平均值偏高：阈值是否只在验证集的子集上选、准确率是否在整个测试集上读？")
+    sample_sd, population_sd = statistics.stdev(right), statistics.pstdev(right)
     if _is_number(got_sd) and got_sd == 0:
-        raise ExerciseCheckError(f"{exercise}: 标准差是 0：每次读到的准确率都一样。是否每次都用了同一个子集"
-                                 "（在循环里重设了随机种子），或者每次都在整个验证集上选阈值？")
-    variance = _is_number(got_sd) and abs(got_sd - sd ** 2) <= tol_sd
-    compare_number(exercise, got_sd, sd, rel_tol=tol_sd / sd, what="测试准确率的标准差",
-                   too_low="这像是方差：标准差是方差的平方根。" if variance else
-                           f"标准差偏小：子集是否比 {SMALL_DEV_PAIRS} 对大，或者各次抽到的子集并不独立？",
-                   too_high=f"标准差偏大：子集是否比 {SMALL_DEV_PAIRS} 对小？")
-    passed(exercise, _small_dev_reading(measured))
+        raise ExerciseCheckError(f"{exercise}: 标准差是 0：每次读到的准确率都一样。是否每次都在整个验证集上选阈值？")
+    if _is_number(got_sd) and any(abs(got_sd - sd ** 2) <= _SAME for sd in (sample_sd, population_sd)):
+        raise ExerciseCheckError(f"{exercise}: 这像是方差：标准差是方差的平方根。")
+    if not (_is_number(got_sd) and abs(got_sd - population_sd) <= _SAME):
+        _same_number(exercise, got_sd, sample_sd, "测试准确率的标准差",
+                     too_low="标准差偏小：是否对每个子集的测试准确率求标准差？",
+                     too_high="标准差偏大：是否对每个子集的测试准确率求标准差？")
+    passed(exercise, _small_dev_reading(_sample_draws(_SMALL_DEV_SEED if seed is None else seed)))
 
 
 def _small_dev_reading(measured: SmallDevDraws) -> str:

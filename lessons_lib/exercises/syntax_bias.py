@@ -204,14 +204,35 @@ CONTROL_BROKEN = 0.6
 """Test accuracy up to which the control counts as broken (chance is 0.5; lesson 08's baseline bound)."""
 _BIAS_SETTINGS = tuple(f.name for f in fields(LearnedOptions))
 _SCHEME_SETTINGS = {"parser_noise": 0.0, "max_distance": DEFAULT_MAX_DISTANCE, "log_buckets": False}
+CONTROL_CHECK_SEEDS = 3
+"""Exercise 08-4 counts a change as breaking the control only if it fails on this many seeds."""
+# Why a change broke the control, by setting and by direction ("lower"/"higher" than the lesson's value;
+# "any" for a setting that is not a number). A direction without an entry gets the generic explanation.
 _WHY_IT_BROKE = {
-    "bias_lr_multiplier": "表从 0 出发；乘数小了，这两百多步里表挪不到解需要的大小（第 6 节）。",
-    "parser_noise": "重挂的词多了，读法不再写在桶里：树里没有了信息，表学不到它（第 7 节）。",
-    "max_distance": "封顶以上的距离都并进最后一个桶：两种读法字对数不同的那些距离（第 6 节打印了）被并到一起，"
-                    "桶号里区分读法的信息少了；封顶为 1 时一点不剩：句内不同词的字对全在同一个桶里。",
-    "epochs": "训练太短：表要等模型其余部分开始用它才有像样的梯度，学会本来就是一次较晚的跳变（第 5、6 节）。",
-    "lr": "学习率决定每一步挪多远：表的有效学习率是乘数 × 学习率（第 6 节）。",
+    ("bias_lr_multiplier", "lower"): "表从 0 出发；乘数小了，这两百多步里表挪不到解需要的大小（第 6 节）。",
+    ("bias_lr_multiplier", "higher"): "乘数大了：表每一步挪得太远，越过解来回摆动或把注意力推到极端，"
+                                      "表的有效学习率是乘数 × 学习率（第 6 节）。",
+    ("parser_noise", "higher"): "重挂的词多了，读法不再写在桶里：树里没有了信息，表学不到它（第 7 节）。",
+    ("max_distance", "lower"): "封顶以上的距离都并进最后一个桶：两种读法字对数不同的那些距离（第 6 节打印了）被并到一起，"
+                               "桶号里区分读法的信息少了；封顶为 1 时一点不剩：句内不同词的字对全在同一个桶里。",
+    ("epochs", "lower"): "训练太短：表要等模型其余部分开始用它才有像样的梯度，学会本来就是一次较晚的跳变（第 5、6 节）。",
+    ("lr", "lower"): "学习率小了：每一步挪得太近，表的有效学习率是乘数 × 学习率（第 6 节），这两百多步里走不到解。",
+    ("lr", "higher"): "学习率大了：每一步挪得太远，训练不稳，整个模型（不只是表）都学不稳（第 6 节）。",
 }
+_GENERIC_WHY = ("你找到了一种本课没有列出的失效方式。它为什么让机制失效？用第 5–7 节的办法"
+                "（看学到的表、看损失曲线）查一查再下结论。")
+
+
+def _direction(value: Any, lesson: Any) -> str:
+    """"lower" or "higher" when both are numbers (booleans excluded), else "any"."""
+    numbers = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (value, lesson))
+    return ("lower" if value < lesson else "higher") if numbers else "any"
+
+
+def control_seeds(seed: int | None) -> tuple[int, ...]:
+    """The seeds exercise 08-4 trains on: the lesson's 0, 1, 2, or the grader's ``seed`` and the next two."""
+    first = 0 if seed is None else seed
+    return tuple(range(first, first + CONTROL_CHECK_SEEDS))
 
 
 def _control_config(change: Mapping[str, Any], seed: int) -> ExperimentConfig:
@@ -266,10 +287,15 @@ def check_one_change_breaks_control(fn: Callable[[], dict], *, seed: int | None 
     """Exercise 08-4 (open): ``fn()`` returns ``{setting: value}``, one change that should stop the
     learned tree bias from learning lesson 08's positive control.
 
-    The checker trains the control with that change (the lesson's seed 0, or the grader's
-    ``seed``) and accepts a test accuracy of at most :data:`CONTROL_BROKEN`. With the
-    grader's seed it first trains the unchanged control too: a seed on which even the lesson's
-    settings fail proves nothing, and is reported as such.
+    The checker trains the control with that change on :data:`CONTROL_CHECK_SEEDS` seeds
+    (:func:`control_seeds`: the lesson's 0, 1, 2, or the grader's ``seed`` and the next two) and
+    accepts only if the test accuracy is at most :data:`CONTROL_BROKEN` on every one of them: a
+    change that fails on one seed and learns on another (the multiplier ×30 fails on seed 0) has
+    not broken the mechanism. It stops at the first seed that still learns. With the grader's
+    seeds it first trains the unchanged control on each: a seed on which even the lesson's
+    settings fail proves nothing, and is reported as such. ``n_layers`` below 2 is refused
+    before any training: the run refuses it (lesson 08, section 2: with one block the bias
+    cannot act), which is not the control failing to learn. Each run trains one model.
     """
     exercise = "练习 08-4 只改一处，让阳性对照失败"
     change = call_learner(exercise, fn)
@@ -279,26 +305,37 @@ def check_one_change_breaks_control(fn: Callable[[], dict], *, seed: int | None 
     settings = (*_BIAS_SETTINGS, *_SCHEME_SETTINGS, *MODEL_OPTIONS, *TRAIN_OPTIONS)
     if name not in settings or name == "seed":
         raise ExerciseCheckError(f"{exercise}: {name!r} 不是对照运行的一项设置；可以改的有：{', '.join(s for s in settings if s != 'seed')}")
-    if value == _lesson_value(name):
+    lesson_value = _lesson_value(name)
+    if value == lesson_value:
         raise ExerciseCheckError(f"{exercise}: {name} = {value!r} 就是本课自己的设置，什么也没改。")
+    if name == "n_layers" and isinstance(value, int) and not isinstance(value, bool) and value < 2:
+        raise ExerciseCheckError(
+            f"{exercise}: n_layers = {value!r} 不算答案：运行拒绝少于 2 个块的句法偏置模型。第 2 节讲过原因：一个块时只有 "
+            "[CLS] 的查询行到达分类器，它的键全在“特殊符号”桶里，偏置只给整行加一个常数，softmax 把它抵消。"
+            "那是偏置根本接不上，不是对照学不会；请找一种运行接受、却让表学不会的改动。")
     try:
         _control_config(change, 0)
     except CourseInputError as error:
         raise ExerciseCheckError(f"{exercise}: 运行拒绝了这个设置：{error}") from None
-    run_seed = 0 if seed is None else seed
-    if seed is not None and control_accuracy_with({}, run_seed) < CONTROL_LEARNED:
-        raise ExerciseCheckError(f"{exercise}: 种子 {run_seed} 上，不改任何设置的对照本身就没有学会，"
-                                 "这个种子检验不了你的改动；换一个种子再判。")
-    accuracy = control_accuracy_with(change, run_seed)
-    if accuracy > CONTROL_BROKEN:
-        state = "仍然学会了" if accuracy >= CONTROL_LEARNED else "只学会了一部分"
-        raise ExerciseCheckError(
-            f"{exercise}: 改成 {name} = {value!r} 之后，可学习的树偏置在对照上的测试准确率是 {accuracy:.3f}，{state}"
-            f"（要 ≤ {CONTROL_BROKEN} 才算失败）。这一处改动既没有拿走树里的信息，也没有让表动不了：想想第 6 节（表的学习率）"
-            "和第 7 节（树的质量），或者想想桶号本身。")
-    why = _WHY_IT_BROKE.get(name, "你找到了一种本课没有列出的失效方式。它为什么让机制失效？用第 5–7 节的办法"
-                                   "（看学到的表、看损失曲线）查一查再下结论。")
-    passed(exercise, f"{name} = {value!r} 时，对照的测试准确率是 {accuracy:.3f}（种子 {run_seed}；不改设置时第 6 节的每个种子都学会了）。{why}")
+    seeds = control_seeds(seed)
+    accuracies = []
+    for run_seed in seeds:
+        if seed is not None and control_accuracy_with({}, run_seed) < CONTROL_LEARNED:
+            raise ExerciseCheckError(f"{exercise}: 种子 {run_seed} 上，不改任何设置的对照本身就没有学会，"
+                                     "这个种子检验不了你的改动；换一个种子再判。")
+        accuracy = control_accuracy_with(change, run_seed)
+        accuracies.append(accuracy)
+        if accuracy > CONTROL_BROKEN:
+            state = "仍然学会了" if accuracy >= CONTROL_LEARNED else "只学会了一部分"
+            before = (f"前面的种子上它确实失败了（{', '.join(f'{a:.3f}' for a in accuracies[:-1])}），"
+                      "但一个种子上的失败可能只是运气；" if len(accuracies) > 1 else "")
+            raise ExerciseCheckError(
+                f"{exercise}: 改成 {name} = {value!r} 之后，可学习的树偏置在种子 {run_seed} 上的测试准确率是 {accuracy:.3f}，"
+                f"{state}（要在 {len(seeds)} 个种子上都 ≤ {CONTROL_BROKEN} 才算失败）。{before}这一处改动既没有拿走树里的信息，"
+                "也没有让表动不了：想想第 6 节（表的学习率）和第 7 节（树的质量），或者想想桶号本身。")
+    why = _WHY_IT_BROKE.get((name, _direction(value, lesson_value)), _GENERIC_WHY)
+    passed(exercise, f"{name} = {value!r} 时，对照的测试准确率在种子 {', '.join(map(str, seeds))} 上是 "
+                     f"{', '.join(f'{a:.3f}' for a in accuracies)}，都 ≤ {CONTROL_BROKEN}（不改设置时第 6 节的每个种子都学会了）。{why}")
 
 
 def check_drop_bias(fn: Callable[[torch.Tensor, torch.Tensor], torch.Tensor], *, seed: int | None = None) -> None:

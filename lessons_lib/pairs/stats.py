@@ -153,6 +153,63 @@ def question_graph(examples: Sequence[PairExample]) -> QuestionGraph:
                          largest_component=max(sizes.values(), default=0))
 
 
+NEAR_DUPLICATE_OVERLAP = 0.8
+"""Character Jaccard from which two questions count as near-duplicates (:func:`near_duplicates`)."""
+
+
+@dataclass(frozen=True)
+class NearDuplicates:
+    """How a split's pairs are linked by near-duplicate questions, not only by identical ones.
+
+    Attributes:
+        pairs: the split's pairs.
+        min_overlap: the character Jaccard from which two questions are near-duplicates.
+        pairs_linked: pairs with a question that is a near-duplicate of a question of another pair.
+        largest_web: pairs of the largest group joined by chains of such links.
+        example: two near-duplicate questions of different pairs in that group (``None`` when none).
+    """
+
+    pairs: int
+    min_overlap: float
+    pairs_linked: int
+    largest_web: int
+    example: tuple[str, str] | None
+
+
+def near_duplicates(examples: Sequence[PairExample], min_overlap: float = NEAR_DUPLICATE_OVERLAP) -> NearDuplicates:
+    """Link two pairs when a question of one and a question of the other have :func:`char_overlap` ≥ ``min_overlap``.
+
+    :func:`question_graph` links pairs that share an identical question; this counts what it
+    cannot see: 厨房里有蚂蚁怎么办 and 厨房里有蚂蚁该怎么办 in two pairs. Every two questions of
+    different pairs are compared (quadratic: about 3 s for 1,200 pairs); questions whose lengths
+    alone rule out the overlap are skipped.
+
+    Raises:
+        CourseInputError: ``min_overlap`` outside (0, 1].
+    """
+    if not 0 < min_overlap <= 1:
+        raise CourseInputError(f"`min_overlap` must lie in (0, 1], got {min_overlap!r}")
+    questions = [(index, text, set(text)) for index, e in enumerate(examples) for text in (e.text_a, e.text_b)]
+    questions.sort(key=lambda q: len(q[2]))
+    links: list[tuple[str, str]] = []
+    first_link: dict[int, tuple[str, str]] = {}
+    for i, (pair_i, text_i, chars_i) in enumerate(questions):
+        for pair_j, text_j, chars_j in questions[i + 1:]:
+            if len(chars_i) < min_overlap * len(chars_j):
+                break  # sorted by size: every later question is at least as large
+            if pair_i != pair_j and char_overlap(text_i, text_j) >= min_overlap:
+                links.append((str(pair_i), str(pair_j)))
+                first_link.setdefault(pair_i, (text_i, text_j))
+                first_link.setdefault(pair_j, (text_i, text_j))
+    component = _components(links)
+    sizes = Counter(component.values())
+    if not sizes:
+        return NearDuplicates(len(examples), min_overlap, 0, 0, None)
+    root = max(sizes, key=lambda r: (sizes[r], r))
+    example = next(first_link[int(p)] for p in sorted(component, key=int) if component[p] == root)
+    return NearDuplicates(len(examples), min_overlap, len(component), sizes[root], example)
+
+
 @dataclass(frozen=True)
 class LabelOverlap:
     """Character Jaccard of one label's pairs of a split: mean and quartiles; and the mean characters of a pair."""
