@@ -14,7 +14,7 @@ from lessons_lib.pairs.data import PairExample, examples_sha256, load_lcqmc
 from lessons_lib.pairs.encoding import make_batches
 from lessons_lib.pairs.vocab import Vocabulary
 from lessons_lib.syntax.buckets import DEFAULT_SCHEME, batch_pair_distance_buckets
-from lessons_lib.syntax.noise import noisy_parses, perturb_heads
+from lessons_lib.syntax.noise import noisy_parses, perturb_heads, random_heads, scrambled_parses
 from lessons_lib.syntax.parser import Parse
 from lessons_lib.syntax.trees import validate_heads
 from lessons_lib.syntax_bias.config import ExperimentConfig
@@ -100,6 +100,47 @@ def test_noisy_parses_is_deterministic_and_counts_the_share():
     assert clean == parses and zero == 0.0
     with pytest.raises(CourseInputError, match="parser noise"):
         noisy_parses(parses, 1.5)
+
+
+def test_random_heads_draws_every_tree_shape():
+    rng = random.Random(0)
+    for n in range(1, 9):
+        for _ in range(10):
+            validate_heads(random_heads(rng, n))
+    # all three trees of three words with root 0 appear (0→1→2, 0→2→1, 0→{1, 2})
+    shapes = {random_heads(random.Random(s), 3) for s in range(200)}
+    assert {(-1, 0, 1), (-1, 2, 0), (-1, 0, 0)} <= shapes
+
+
+def _lengths(parse: Parse) -> list[int]:
+    return [len(w) for w in parse.words]
+
+
+def test_scrambled_parses_recut_the_characters_with_the_same_word_lengths():
+    parses = {t: _chain_parse(t) for t in SENTENCES}
+    parses["怎么学习英语"] = Parse("怎么学习英语", ("怎么", "学习", "英", "语"), (1, -1, 3, 1), ("advmod", "root", "x", "obj"))
+    scrambled, kept = scrambled_parses(parses, seed=4)
+    assert set(scrambled) == set(parses)
+    for text, parse in scrambled.items():
+        original = parses[text]
+        assert "".join(parse.words) == "".join(original.words)
+        assert sorted(_lengths(parse)) == sorted(_lengths(original))
+        validate_heads(parse.heads)
+        check_parse_alignment(text, parse)
+    # The chain parses cut every sentence into equal lengths but the last: a shuffle moves few
+    # boundaries; the mixed sentence's lengths (2, 2, 1, 1) must move in some seed.
+    assert 0 < kept < 1
+    assert any(_lengths(scrambled_parses(parses, seed=s)[0]["怎么学习英语"]) != [2, 2, 1, 1] for s in range(10))
+
+
+def test_scrambled_parses_depend_only_on_seed_and_sentence():
+    parses = {t: _chain_parse(t) for t in SENTENCES}
+    whole, _ = scrambled_parses(parses, seed=1)
+    part, _ = scrambled_parses({t: parses[t] for t in SENTENCES[:3]}, seed=1)
+    assert all(part[t] == whole[t] for t in part)
+    assert scrambled_parses(parses, seed=1) == scrambled_parses(parses, seed=1)
+    other, _ = scrambled_parses(parses, seed=2)
+    assert any(other[t] != whole[t] for t in parses)
 
 
 def test_subsample_keeps_order_and_size():
@@ -233,6 +274,9 @@ def test_parse_alignment_is_checked():
         (dict(preset="nope"), "preset"),
         (dict(train_fraction=0.0), "train_fraction"),
         (dict(parser_noise=2.0), "parser_noise"),
+        (dict(epoch_choice="best"), "epoch_choice"),
+        (dict(scramble_words=1), "scramble_words"),
+        (dict(scramble_words=True, parser_noise=0.5), "parser_noise"),
         (dict(train={"epochs": 0}), "epochs"),
         (dict(max_distance=0), "max_distance"),
         (dict(bias_options={"decay": -1.0}), "decay"),
@@ -266,6 +310,47 @@ def test_run_experiment_writes_every_variant_and_seed_and_resumes(data_dir, tmp_
     again = run_experiment(data, parses, config, work_dir=tmp_path / "runs", progress=False, log=None)
     assert [r.test_accuracy for r in again.runs] == [r.test_accuracy for r in results.runs]
     assert again.learned_bias == results.learned_bias
+
+
+def test_each_run_records_its_chosen_epoch_probabilities_subset_and_provenance(data_dir):
+    data = load_lcqmc(data_dir)
+    parses = {t: _chain_parse(t) for t in SENTENCES}
+    config = _config(variants=["none", "learned"], seeds=[0], train={**TINY_TRAIN, "epochs": 3}, epoch_choice="best_dev",
+                     train_fraction=0.8, subset_seed=5)
+    results = run_experiment(data, parses, config, progress=False, log=None)
+    assert results.data.train_subset_sha256 == examples_sha256(subsample(data.train.examples, 0.8, 5))
+    assert results.dev_labels == [ex.label for ex in data.dev.examples]
+    assert {"code_commit", "device", "device_name", "cpu_capability", "torch", "threads"} <= set(results.provenance)
+    assert results.provenance["device"] == "cpu" and results.provenance["threads"] == torch.get_num_threads()
+    for run in results.runs:
+        chosen = run.epochs[run.chosen_epoch - 1]
+        dev_right = [round(a * len(data.dev)) for a in (e.dev_accuracy for e in run.epochs)]
+        assert run.chosen_epoch == 1 + dev_right.index(max(dev_right))  # the most correct dev pairs, earliest on ties
+        assert run.dev_accuracy == chosen.dev_accuracy and run.optimizer_steps == 3 * 3  # 24 pairs, batches of 8
+        assert len(run.dev_probabilities) == len(run.dev_predictions) == len(data.dev)
+        assert len(run.test_probabilities) == len(run.test_predictions) == len(data.test)
+        for probability, call in zip(run.test_probabilities + run.dev_probabilities,
+                                     run.test_predictions + run.dev_predictions):
+            assert 0.0 <= probability <= 1.0 and (probability == 0.5 or call == int(probability > 0.5))
+    none, learned = results.run("none", 0), results.run("learned", 0)
+    assert all(e.bias_max_abs is None for e in none.epochs)
+    table = torch.tensor(results.learned_bias[0].bias)  # the table at the chosen epoch
+    assert learned.epochs[learned.chosen_epoch - 1].bias_max_abs == pytest.approx(float(table.abs().max()), rel=1e-6)
+    assert all(e.bias_max_abs > 0 for e in learned.epochs)
+    again = ExperimentResult.from_json(json.loads(json.dumps(results.to_json())))
+    assert again == results
+
+
+def test_the_scrambled_control_trains_on_other_words_and_records_how_many_boundaries_stayed(data_dir):
+    data = load_lcqmc(data_dir)
+    parses = {t: _chain_parse(t) for t in SENTENCES}
+    plain = run_experiment(data, parses, _config(variants=["hard_mask"], seeds=[0]), progress=False, log=None)
+    scrambled = run_experiment(data, parses, _config(variants=["hard_mask"], seeds=[0], scramble_words=True, noise_seed=3),
+                               progress=False, log=None)
+    assert plain.data.word_boundaries_kept is None
+    assert scrambled.data.word_boundaries_kept == scrambled_parses(parses, seed=3)[1]
+    assert 0 < scrambled.data.word_boundaries_kept < 1
+    assert 0 < scrambled.data.parser_noise_words_reattached <= 1 and plain.data.parser_noise_words_reattached == 0
 
 
 def test_runs_in_worker_processes_give_the_same_results_and_random_streams(data_dir):

@@ -30,7 +30,7 @@ ALLOWED = {
 # The top: the command line may use every layer (and nothing uses it, since no layer above lists it).
 ALLOWED["cli"] = set(ALLOWED)
 # The leaf modules every layer may use (they import only each other).
-SHARED = {"errors", "validation", "paths", "files", "numerics", "progress", "seeding", "__init__"}
+SHARED = {"errors", "validation", "paths", "files", "numerics", "progress", "seeding", "provenance", "__init__"}
 
 
 def _imported_modules(path: Path) -> set[str]:

@@ -210,10 +210,13 @@ def test_training_learns_the_toy_task() -> None:
 
 
 def test_best_dev_epoch_selects_by_dev_only() -> None:
-    def epoch(n, dev, test):
-        return EpochMetrics(n, 0.5, {"accuracy": dev}, {"accuracy": test}, 1.0, 1.0, 10.0, 1e-3)
+    def epoch(n, dev_right, test_right):  # of 20 pairs each: [[true 0 right, wrong], [wrong, true 1 right]]
+        def split(right):
+            return {"accuracy": right / 20, "confusion": [[right // 2, 10 - right // 2], [10 - (right - right // 2), right - right // 2]]}
+        return EpochMetrics(n, 0.5, split(dev_right), split(test_right), 1.0, 1.0, 10.0, 1e-3)
 
-    assert best_dev_epoch([epoch(1, 0.70, 0.90), epoch(2, 0.75, 0.60), epoch(3, 0.75, 0.99)]) == 2
+    # By correct dev pairs, the earliest epoch on a tie; test never counts.
+    assert best_dev_epoch([epoch(1, 14, 18), epoch(2, 15, 12), epoch(3, 15, 19)]) == 2
     with pytest.raises(CourseInputError, match="empty"):
         best_dev_epoch([])
 
@@ -406,3 +409,73 @@ def test_the_optimiser_is_adamws_fused_kernel_and_updates_as_the_plain_adamw_loo
     assert all(torch.allclose(a, b, rtol=0, atol=1e-4) for a, b in zip(*weights))
     assert build_optimizer(tiny_model(), CONFIG).defaults["fused"] is True
     assert not torch.equal(weights[0][0], tiny_model().encoder.embeddings.token.weight)  # it did train
+
+
+# Pairs of a sentence with itself (label 1) or with another (label 0): the toy model learns them in
+# a few epochs, and with this seed and learning rate its dev accuracy is best first at epoch 1.
+SAME_OR_NOT = [PairExample(a, a if k % 2 == 0 else b, int(k % 2 == 0))
+               for k, (a, b) in enumerate((a, b) for a in QUESTIONS for b in QUESTIONS if a != b)]
+BEST_EARLY = replace(CONFIG, epochs=6, seed=3, lr=1e-2)
+
+
+def _same_weights(a: nn.Module, b: nn.Module) -> bool:
+    return all(torch.equal(x, y) for x, y in zip(a.state_dict().values(), b.state_dict().values()))
+
+
+def test_keep_best_dev_ends_with_the_weights_of_the_epoch_with_most_correct_dev_pairs() -> None:
+    train, dev = SAME_OR_NOT[:20], SAME_OR_NOT[20:]
+    model = tiny_model()
+    result = train_pair_classifier(model, train, dev, VOCAB, BEST_EARLY, progress=False, log=None, keep_best_dev=True)
+    correct = [h.dev["confusion"][0][0] + h.dev["confusion"][1][1] for h in result.history]
+    assert result.chosen_epoch == best_dev_epoch(result.history) == 1 + correct.index(max(correct))
+    assert result.chosen_epoch < BEST_EARLY.epochs and correct[-1] == max(correct)  # a tie the earliest epoch wins
+    assert result.optimizer_steps == BEST_EARLY.epochs * 3  # the whole schedule ran: 20 pairs, batches of 8
+    stopped = tiny_model()  # the same run stopped after the chosen epoch holds that epoch's weights
+    train_pair_classifier(stopped, train, dev, VOCAB, BEST_EARLY, progress=False, log=None,
+                          stop_after_epoch=result.chosen_epoch)
+    assert _same_weights(model, stopped)
+    assert result.dev.correct == max(correct) and len(result.dev.probabilities) == len(dev)
+    last = tiny_model()
+    plain = train_pair_classifier(last, train, dev, VOCAB, BEST_EARLY, progress=False, log=None)
+    assert plain.chosen_epoch == BEST_EARLY.epochs and not _same_weights(model, last)
+
+
+def test_keep_best_dev_survives_an_interruption(tmp_path: Path) -> None:
+    train, dev = SAME_OR_NOT[:20], SAME_OR_NOT[20:]
+    straight = tiny_model()
+    full = train_pair_classifier(straight, train, dev, VOCAB, BEST_EARLY, test_examples=dev, progress=False, log=None,
+                                 keep_best_dev=True)
+    train_pair_classifier(tiny_model(), train, dev, VOCAB, BEST_EARLY, test_examples=dev, out_dir=tmp_path,
+                          progress=False, log=None, keep_best_dev=True, stop_after_epoch=3)
+    resumed_model = tiny_model()
+    resumed = train_pair_classifier(resumed_model, train, dev, VOCAB, BEST_EARLY, test_examples=dev, out_dir=tmp_path,
+                                    progress=False, log=None, keep_best_dev=True)
+    assert resumed.resumed_from_epoch == 3 and resumed.chosen_epoch == full.chosen_epoch
+    assert _same_weights(straight, resumed_model) and resumed.test.predictions == full.test.predictions
+    with pytest.raises(CourseInputError, match="keep_best_dev"):  # a checkpoint kept without the best weights
+        train_pair_classifier(tiny_model(), train, dev, VOCAB, BEST_EARLY, out_dir=tmp_path, progress=False, log=None)
+
+
+def test_a_models_epoch_summary_is_recorded_after_every_epoch() -> None:
+    class Counting(PairClassifier):
+        calls = 0
+
+        def epoch_summary(self) -> dict:
+            Counting.calls += 1
+            return {"calls": Counting.calls}
+
+    torch.manual_seed(1)
+    model = Counting(PairClassifierConfig.from_options(len(VOCAB), d_model=16, n_heads=2, d_ff=32))
+    result = train_pair_classifier(model, TRAIN, DEV, VOCAB, CONFIG, progress=False, log=None)
+    assert [h.model_summary for h in result.history] == [{"calls": 1}, {"calls": 2}, {"calls": 3}]
+    plain = train_pair_classifier(tiny_model(), TRAIN, DEV, VOCAB, CONFIG, progress=False, log=None)
+    assert all(h.model_summary is None for h in plain.history)
+
+
+def test_probabilities_of_label_one_agree_with_the_predictions() -> None:
+    logits = torch.tensor([[2.0, 0.0], [0.0, 1.0], [0.5, 0.5], [-1.0, 3.0]])
+    result = metrics_from_logits(logits, torch.tensor([0, 1, 1, 1]))
+    expected = torch.softmax(logits, dim=1)[:, 1].tolist()
+    assert result.probabilities == expected and result.probabilities[2] == 0.5
+    assert result.predictions == [0, 1, 0, 1]  # a tie goes to label 0, as argmax does
+    assert result.correct == 3

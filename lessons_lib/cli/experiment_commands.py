@@ -18,7 +18,7 @@ from pathlib import Path
 
 from lessons_lib.cli.options import (add_bias_arguments, add_preset_arguments, add_syntax_model_arguments,
                                      bias_overrides, flag_names, preset_overrides, syntax_model_overrides)
-from lessons_lib.syntax_bias.registry import VARIANTS
+from lessons_lib.syntax_bias.registry import EPOCH_CHOICES, VARIANTS
 
 # The command's default depth: one block cannot use the bias (see ExperimentConfig).
 DEFAULT_LAYERS = 2
@@ -49,7 +49,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--subset-seed", type=int, default=0, help="which training subset (same for every run)")
     p.add_argument("--parser-noise", type=float, default=0.0,
                    help="probability of re-attaching each non-root word to a random head (default 0)")
+    p.add_argument("--scramble-words", action="store_true",
+                   help="the control without syntax: cut every sentence into random words (the segmentation's word "
+                        "lengths) with a random tree, drawn with --noise-seed; excludes --parser-noise")
     p.add_argument("--noise-seed", type=int, default=0)
+    p.add_argument("--epoch-choice", choices=EPOCH_CHOICES, default="last",
+                   help="which epoch's weights score the test split: the last (default) or best_dev, the one with "
+                        "the most correct dev pairs (every epoch is trained either way)")
     p.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
     p.add_argument("--max-distance", type=int, default=10, help="clamp tree distances here (default 10)")
     p.add_argument("--log-buckets", action="store_true", help="log-spaced buckets for long distances")
@@ -113,6 +119,7 @@ def config_from_args(args: argparse.Namespace):
             train_fraction=args.train_fraction, subset_seed=args.subset_seed, parser_noise=args.parser_noise,
             noise_seed=args.noise_seed, max_distance=args.max_distance, log_buckets=args.log_buckets,
             bias_options=bias_overrides(args), syntax_model=syntax_model_overrides(args),
+            scramble_words=args.scramble_words, epoch_choice=args.epoch_choice,
         )
 
 

@@ -27,13 +27,23 @@ __all__ = ["EvalResult", "predict", "metrics_from_logits", "evaluate", "McNemarR
 
 @dataclass
 class EvalResult:
-    """Metrics of one evaluation. ``confusion[t][p]`` counts pairs of true label t predicted p."""
+    """Metrics of one evaluation. ``confusion[t][p]`` counts pairs of true label t predicted p.
+
+    ``probabilities``: per pair, the softmax probability of label 1 (what a threshold other
+    than the argmax, or a ranking measure such as AUC, is computed from).
+    """
 
     loss: float
     accuracy: float
     f1: float
     confusion: list[list[int]]
     predictions: list[int] = field(repr=False, default_factory=list)
+    probabilities: list[float] = field(repr=False, default_factory=list)
+
+    @property
+    def correct(self) -> int:
+        """How many pairs were predicted right (an integer, for exact comparisons)."""
+        return sum(self.confusion[label][label] for label in range(len(self.confusion)))
 
     def to_dict(self, with_predictions: bool = False) -> dict:
         data = {"loss": self.loss, "accuracy": self.accuracy, "f1": self.f1, "confusion": self.confusion}
@@ -82,6 +92,7 @@ def metrics_from_logits(logits: torch.Tensor, labels: torch.Tensor) -> EvalResul
         f1=f1,
         confusion=confusion,
         predictions=predictions.tolist(),
+        probabilities=logits.softmax(dim=1)[:, 1].tolist() if logits.shape[1] > 1 else [],
     )
 
 

@@ -14,6 +14,7 @@ import torch
 
 from lessons_lib.exercises import ExerciseCheckError, KnownMistake, call_learner, check_random, compare_tensor, passed
 from lessons_lib.syntax.distances import tree_distances
+from lessons_lib.syntax.noise import random_heads
 from lessons_lib.syntax.buckets import (CROSS_SENTENCE_BUCKET, PAD_BUCKET, SPECIAL_BUCKET, char_word_index,
                                         pair_distance_buckets)
 from lessons_lib.syntax.trees import depths, heads_from_conllu
@@ -35,21 +36,11 @@ CHECK_WORDS: tuple[str, ...] = ("手机", "没有", "信号", "是", "什么", "
 _CHARACTERS = "手机没有信号是什么原因怎么做红烧肉电脑录像如何视频截图花生几月种"
 
 
-def _random_heads(rng, n: int) -> tuple[int, ...]:
-    """A random tree of ``n`` words (0-based heads, root = -1): each word attaches to one placed before it."""
-    order = list(range(n))
-    rng.shuffle(order)
-    heads = [-1] * n
-    for position, word in enumerate(order[1:], start=1):
-        heads[word] = order[rng.randrange(position)]
-    return tuple(heads)
-
-
 def _trees(seed: int | None) -> Sequence[tuple[int, ...]]:
     if seed is None:
         return CHECK_TREES
     rng = check_random(seed)
-    return [_random_heads(rng, n) for n in (1, rng.randint(2, 5), rng.randint(5, 9), rng.randint(5, 9))]
+    return [random_heads(rng, n) for n in (1, rng.randint(2, 5), rng.randint(5, 9), rng.randint(5, 9))]
 
 
 def _as_long(exercise: str, got, what: str) -> torch.Tensor:

@@ -7,7 +7,8 @@ from dataclasses import asdict, dataclass, field, fields, replace
 from lessons_lib.errors import CourseInputError
 from lessons_lib.pairs.config import PRESETS, PairClassifierConfig, TrainConfig, resolve_recipe
 from lessons_lib.syntax.buckets import DEFAULT_MAX_DISTANCE, INT8_MAX_DISTANCE, BucketScheme
-from lessons_lib.syntax_bias.registry import BASELINE, VARIANTS, SyntaxModelOptions, check_bias_options, options_for
+from lessons_lib.syntax_bias.registry import (BASELINE, EPOCH_CHOICES, VARIANTS, SyntaxModelOptions, check_bias_options,
+                                              options_for)
 from lessons_lib.validation import check_choice, check_int, check_number, check_probability, strict_from_dict
 
 __all__ = ["ExperimentConfig"]
@@ -31,12 +32,18 @@ class ExperimentConfig:
         subset_seed: which subset (the same for every variant and seed).
         parser_noise: probability of re-attaching each non-root word (see
             :func:`lessons_lib.syntax.noise.perturb_heads`).
-        noise_seed: seed of the noise.
+        scramble_words: the control without any syntax: every sentence cut into random words
+            (the segmentation's word lengths) with a random tree (see
+            :func:`lessons_lib.syntax.noise.scrambled_parses`); excludes ``parser_noise``.
+        noise_seed: seed of the noise (and of the scrambling).
         max_distance, log_buckets: the bucket scheme.
         bias_options: flat options of the variants (``{"bias_lr_multiplier": 30, "decay": 0.5}``),
             each routed to the variant whose options dataclass has the field.
         syntax_model: flat :class:`SyntaxModelOptions` (``{"bias_dropout": 0.5}``) for every
             variant but the baseline.
+        epoch_choice: which epoch's weights score the test split: ``"last"``, or ``"best_dev"``,
+            the one with the most correct dev pairs (the earliest on ties); every run trains all
+            its epochs either way.
     """
 
     variants: list[str] = field(default_factory=lambda: list(VARIANTS))
@@ -47,11 +54,13 @@ class ExperimentConfig:
     train_fraction: float = 1.0
     subset_seed: int = 0
     parser_noise: float = 0.0
+    scramble_words: bool = False
     noise_seed: int = 0
     max_distance: int = DEFAULT_MAX_DISTANCE
     log_buckets: bool = False
     bias_options: dict = field(default_factory=dict)
     syntax_model: dict = field(default_factory=dict)
+    epoch_choice: str = "last"
 
     def __post_init__(self) -> None:
         if not self.variants or len(set(self.variants)) != len(self.variants):
@@ -66,6 +75,11 @@ class ExperimentConfig:
         if not 0.0 < check_number(self.train_fraction, "`train_fraction`") <= 1.0:
             raise CourseInputError(f"`train_fraction` must be in (0, 1], got {self.train_fraction!r}")
         check_probability(self.parser_noise, "`parser_noise`")
+        if not isinstance(self.scramble_words, bool):
+            raise CourseInputError(f"`scramble_words` must be true or false, got {self.scramble_words!r}")
+        if self.scramble_words and self.parser_noise > 0:
+            raise CourseInputError("`scramble_words` already draws every tree at random: leave `parser_noise` at 0")
+        check_choice(self.epoch_choice, "`epoch_choice`", EPOCH_CHOICES)
         check_int(self.subset_seed, "`subset_seed`", minimum=0)
         check_int(self.noise_seed, "`noise_seed`", minimum=0)
         check_bias_options(self.bias_options)

@@ -30,7 +30,8 @@ import torch
 
 from lessons_lib.errors import CourseInputError
 from lessons_lib.pairs.config import PairClassifierConfig
-from lessons_lib.pairs.data import LcqmcData, PairExample, distinct_sentences, subsample  # subsample: re-exported for the lessons
+from lessons_lib.pairs.data import (LcqmcData, PairExample, distinct_sentences, examples_sha256,  # subsample: re-exported
+                                    subsample)
 from lessons_lib.pairs.encoding import ExtrasFn, make_batches
 from lessons_lib.evaluation.metrics import EvalResult, evaluate, mcnemar_exact
 from lessons_lib.training.runs import load_run, load_weights
@@ -38,15 +39,16 @@ from lessons_lib.training.trainer import TrainResult, train_pair_classifier
 from lessons_lib.pairs.vocab import Vocabulary
 from lessons_lib.seeding import random_states, restore_random_states, set_seed
 from lessons_lib.syntax.buckets import POSITION_UNITS, BucketScheme
-from lessons_lib.syntax.noise import noisy_parses
+from lessons_lib.syntax.noise import noisy_parses, scrambled_parses
 from lessons_lib.syntax.parser import Parse
 from lessons_lib.syntax_bias.config import ExperimentConfig, SyntaxModelOptions
 from lessons_lib.syntax_bias.model import SyntaxBiasedPairClassifier, check_parse_alignment, extras_for
 from lessons_lib.syntax_bias.predictor import DistancePredictor, bucket_confusion
 from lessons_lib.syntax_bias.registry import BASELINE, VARIANTS, options_for
-from lessons_lib.syntax_bias.results import (DataSummary, EpochRecord, ExperimentResult, InferenceRecord,
-                                             LearnedTable, PairedTest, PredictorRecord, RunRecord, VariantSummary,
-                                             spread)
+from lessons_lib.provenance import run_provenance
+from lessons_lib.syntax_bias.results import (PROBABILITY_DIGITS, DataSummary, EpochRecord, ExperimentResult,
+                                             InferenceRecord, LearnedTable, PairedTest, PredictorRecord, RunRecord,
+                                             VariantSummary, spread)
 from lessons_lib.syntax_bias.variants import make_bias
 from lessons_lib.validation import check_int
 
@@ -128,6 +130,7 @@ class _Prepared:
     noise_share: float
     vocab: Vocabulary
     data_note: str
+    boundaries_kept: float | None = None
 
 
 def _prepare(data: LcqmcData, parses: Mapping[str, Parse], config: ExperimentConfig) -> _Prepared:
@@ -139,11 +142,30 @@ def _prepare(data: LcqmcData, parses: Mapping[str, Parse], config: ExperimentCon
     used = {t: parses[t] for t in needed}
     for text, parse in used.items():
         check_parse_alignment(text, parse)
-    used, noise_share = noisy_parses(used, config.parser_noise, config.noise_seed)
+    boundaries_kept = None
+    if config.scramble_words:
+        original = used
+        used, boundaries_kept = scrambled_parses(original, config.noise_seed)
+        noise_share = _share_reattached(original, used)
+    else:
+        used, noise_share = noisy_parses(used, config.parser_noise, config.noise_seed)
     vocab = Vocabulary.build(t for ex in train for t in (ex.text_a, ex.text_b))
     data_note = (f"{data.source.path.name}:{len(train)}:{len(data.dev)}:{len(data.test)}:{vocab.fingerprint()}:"
                  f"{_parses_fingerprint(used)}")
-    return _Prepared(train, used, noise_share, vocab, data_note)
+    return _Prepared(train, used, noise_share, vocab, data_note, boundaries_kept)
+
+
+def _share_reattached(original: Mapping[str, Parse], scrambled: Mapping[str, Parse]) -> float:
+    """The share of words whose head changed; with other words, every word of a sentence whose words changed."""
+    changed = total = 0
+    for text, parse in scrambled.items():
+        before = original[text]
+        total += len(parse.heads)
+        if parse.words != before.words:
+            changed += len(parse.heads)
+        else:
+            changed += sum(a != b for a, b in zip(parse.heads, before.heads))
+    return changed / total if total else 0.0
 
 
 def _parses_fingerprint(parses: Mapping[str, Parse]) -> str:
@@ -167,9 +189,16 @@ def _run_dir_name(config: ExperimentConfig, variant: str, seed: int, data_note: 
 
 def _record(variant: str, seed: int, result: TrainResult, test: EvalResult, run_dir: str | None) -> RunRecord:
     epochs = [EpochRecord(h.epoch, h.train_loss, h.dev["accuracy"], h.test["accuracy"] if h.test else None,
-                          h.pairs_per_second) for h in result.history]
+                          h.pairs_per_second, (h.model_summary or {}).get("bias_max_abs")) for h in result.history]
     return RunRecord(variant, seed, result.dev.accuracy, test.accuracy, result.dev.f1, test.f1,
-                     epochs, test.predictions, run_dir)
+                     epochs, test.predictions, run_dir, chosen_epoch=result.chosen_epoch,
+                     optimizer_steps=result.optimizer_steps, dev_predictions=list(result.dev.predictions),
+                     dev_probabilities=_rounded(result.dev.probabilities),
+                     test_probabilities=_rounded(test.probabilities))
+
+
+def _rounded(probabilities: Sequence[float]) -> list[float]:
+    return [round(p, PROBABILITY_DIGITS) for p in probabilities]
 
 
 def _model_spec(config: ExperimentConfig, classifier: PairClassifierConfig, variant: str) -> dict:
@@ -188,6 +217,7 @@ class RunPlace:
     work_dir: str | Path | None
     device: str
     progress: bool
+    epoch_choice: str = "last"
 
 
 def _train_and_score(model: SyntaxBiasedPairClassifier, data: LcqmcData, prepared, train_config, extras_fn, place: RunPlace,
@@ -198,8 +228,9 @@ def _train_and_score(model: SyntaxBiasedPairClassifier, data: LcqmcData, prepare
         out_dir=None if place.run_dir is None else Path(place.work_dir) / place.run_dir, device=place.device,
         progress=place.progress, log=None, extras_fn=extras_fn, model_config=model_spec,
         restart_hint="another --work-dir, or move this run's folder away to train it afresh",
+        keep_best_dev=place.epoch_choice == "best_dev",
     )
-    # The test split is scored once, after training: nothing is ever chosen by it.
+    # The test split is scored once, after training, with the chosen epoch's weights: nothing is ever chosen by it.
     test = evaluate(model, data.test.examples, prepared.vocab, batch_size=train_config.eval_batch_size,
                     max_len=train_config.max_len, device=place.device, extras_fn=extras_fn)
     record = _record(place.variant, place.seed, result, test, place.run_dir)
@@ -257,7 +288,7 @@ def run_experiment(
         config=config,
         data=DataSummary(data.source.origin, data.source.path.name, len(prepared.train), len(data.train),
                          len(data.dev), len(data.test), len(vocab), len(prepared.parses), prepared.noise_share,
-                         data.pairs_sha256()),
+                         data.pairs_sha256(), examples_sha256(prepared.train), prepared.boundaries_kept),
         buckets={"names": list(scheme.names), "kinds": list(scheme.kinds),
                  "position_names": {unit: list(scheme.position_names(unit)) for unit in POSITION_UNITS}},
         runs=runs,
@@ -265,6 +296,8 @@ def run_experiment(
         mcnemar=_paired_tests(runs, [ex.label for ex in data.test.examples]),
         learned_bias=tables,
         test_labels=[ex.label for ex in data.test.examples],
+        dev_labels=[ex.label for ex in data.dev.examples],
+        provenance=run_provenance(device),
     )
 
 
@@ -389,7 +422,8 @@ def _run_one(shared: _Shared, extras: Mapping[str, ExtrasFn | None], variant: st
     model = build_model(config, variant, len(prepared.vocab), seed)
     run_dir = None if shared.work_dir is None else _run_dir_name(config, variant, seed, prepared.data_note)
     record = _train_and_score(model, shared.data, prepared, config.train_config(seed), extras[variant],
-                              RunPlace(variant, seed, run_dir, shared.work_dir, shared.device, shared.progress),
+                              RunPlace(variant, seed, run_dir, shared.work_dir, shared.device, shared.progress,
+                                       config.epoch_choice),
                               _model_spec(config, config.classifier_config(len(prepared.vocab)), variant))
     return record, _learned_table(model, variant, seed, bucket_names(config, variant))
 

@@ -112,6 +112,14 @@ class SyntaxBiasedPairClassifier(PairClassifier):
             )
         return buckets
 
+    def epoch_summary(self) -> dict:
+        """What the trainer records after each epoch: ``{"bias_max_abs": …}``, the largest |entry| of a
+        learned table's effective values (scale and learning-rate multiplier applied), so that a table
+        that never moved is told from one that moved and did not help; ``{}`` without a learned table."""
+        if self.syntax_bias is None or not any(p.requires_grad for p in self.syntax_bias.parameters()):
+            return {}
+        return {"bias_max_abs": float(self.syntax_bias.bias_per_bucket().abs().max())}
+
     def encode(self, batch: PairBatch) -> torch.Tensor:
         """``(B, L, D)`` hidden states of the batch."""
         return self._encode(batch)[0]

@@ -30,6 +30,7 @@ __all__ = [
     "BASELINE",
     "BUCKET_SOURCES",
     "DEFAULT_BIAS_LR_MULTIPLIER",
+    "EPOCH_CHOICES",
     "NoOptions",
     "LearnedOptions",
     "RelativePositionOptions",
@@ -47,6 +48,10 @@ __all__ = [
 ]
 
 BASELINE = "none"
+
+# Which epoch's weights score the test split (see ExperimentConfig.epoch_choice); here, beside the
+# variants, so that the command line can offer them without importing torch.
+EPOCH_CHOICES = ("last", "best_dev")
 # Which bucket matrices a variant reads: tree distances of the parses, or sequence distances of the strings.
 BUCKET_SOURCES = ("tree", "position")
 # The units of lessons_lib.syntax.buckets.POSITION_UNITS (kept equal by a test; that module imports torch).

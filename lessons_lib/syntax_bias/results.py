@@ -26,6 +26,7 @@ from lessons_lib.syntax_bias.config import ExperimentConfig
 from lessons_lib.syntax_bias.registry import BASELINE, VARIANTS
 
 __all__ = [
+    "PROBABILITY_DIGITS",
     "Spread",
     "EpochRecord",
     "InferenceRecord",
@@ -40,6 +41,10 @@ __all__ = [
     "format_spread",
     "format_p",
 ]
+
+
+# Probabilities are stored with this many decimals: enough to rank 12,500 pairs, a third of the file size.
+PROBABILITY_DIGITS = 6
 
 
 def format_p(p: float) -> str:
@@ -77,13 +82,18 @@ def spread(values: Sequence[float]) -> Spread:
 
 @dataclass
 class EpochRecord:
-    """One epoch of one run (``test_accuracy`` is ``None``: the runner scores test once, after training)."""
+    """One epoch of one run (``test_accuracy`` is ``None``: the runner scores test once, after training).
+
+    ``bias_max_abs``: the largest |entry| of the learned table's effective values after the epoch
+    (``None`` for a variant without a learned table, or in files written before it was recorded).
+    """
 
     epoch: int
     train_loss: float
     dev_accuracy: float
     test_accuracy: float | None
     pairs_per_second: float
+    bias_max_abs: float | None = None
 
 
 @dataclass
@@ -123,10 +133,19 @@ class RunRecord:
     """One variant trained with one seed.
 
     Attributes:
+        dev_accuracy, dev_f1, test_accuracy, test_f1, test_predictions: those of the weights of
+            ``chosen_epoch``.
         run_dir: the run's folder name under the experiment's work folder (``None`` when
             the experiment ran in memory); see :func:`lessons_lib.syntax_bias.experiment.load_trained`.
         inference: the test split scored without the parser (biased variants only).
         predictor: the distance predictor's bucket scores (runs trained with one).
+        chosen_epoch: the epoch whose weights scored test (the last, or with
+            ``epoch_choice="best_dev"`` the one with the most correct dev pairs); ``None`` in files
+            written before it was recorded (they scored the last epoch).
+        optimizer_steps: the optimizer steps the run made.
+        dev_predictions: the chosen epoch's 0/1 calls on dev, in the split's order.
+        dev_probabilities, test_probabilities: per pair, P(label = 1) from the chosen epoch's
+            weights, rounded to :data:`PROBABILITY_DIGITS` decimals.
     """
 
     variant: str
@@ -140,6 +159,11 @@ class RunRecord:
     run_dir: str | None = None
     inference: list[InferenceRecord] = field(default_factory=list)
     predictor: PredictorRecord | None = None
+    chosen_epoch: int | None = None
+    optimizer_steps: int | None = None
+    dev_predictions: list[int] = field(default_factory=list, repr=False)
+    dev_probabilities: list[float] = field(default_factory=list, repr=False)
+    test_probabilities: list[float] = field(default_factory=list, repr=False)
 
 
 @dataclass
@@ -184,7 +208,15 @@ class LearnedTable:
 
 @dataclass
 class DataSummary:
-    """What the experiment trained and tested on."""
+    """What the experiment trained and tested on.
+
+    Attributes:
+        pairs_sha256: :func:`~lessons_lib.pairs.data.examples_sha256` of each whole split.
+        train_subset_sha256: the same of the training pairs the runs used (the subset), so that
+            runs of different files are shown to share it.
+        word_boundaries_kept: with ``scramble_words``, the share of the segmentation's word
+            boundaries the scrambled one keeps (``None`` otherwise).
+    """
 
     source: str
     directory: str
@@ -196,6 +228,8 @@ class DataSummary:
     parsed_sentences: int
     parser_noise_words_reattached: float
     pairs_sha256: dict[str, str] = field(default_factory=dict)
+    train_subset_sha256: str | None = None
+    word_boundaries_kept: float | None = None
 
 
 def _run_from_json(data: dict) -> RunRecord:
@@ -220,6 +254,10 @@ class ExperimentResult:
     # The test split's labels in order (no text): with each run's predictions they pair runs of
     # different files (lessons_lib.syntax_bias.grid).
     test_labels: list[int] = field(default_factory=list, repr=False)
+    # The dev split's labels in order, for a threshold tuned on dev from the runs' probabilities.
+    dev_labels: list[int] = field(default_factory=list, repr=False)
+    # Where and with what code the runs were made (lessons_lib.provenance.run_provenance).
+    provenance: dict = field(default_factory=dict)
 
     def run(self, variant: str, seed: int) -> RunRecord:
         """The run of ``variant`` with ``seed``."""
@@ -247,6 +285,8 @@ class ExperimentResult:
                 learned_bias=[LearnedTable(**t) for t in data["learned_bias"]],
                 command=list(data.get("command", [])),
                 test_labels=list(data.get("test_labels", [])),
+                dev_labels=list(data.get("dev_labels", [])),
+                provenance=dict(data.get("provenance", {})),
             )
         except (KeyError, TypeError) as error:
             raise CourseInputError(f"not the results of `lessons experiment` ({type(error).__name__}: {error})") from None

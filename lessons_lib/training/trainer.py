@@ -132,23 +132,42 @@ class EpochMetrics:
     eval_seconds: float
     pairs_per_second: float
     lr_end: float
+    # The model's own numbers after the epoch (its ``epoch_summary()``, e.g. how far a learned table moved).
+    model_summary: dict | None = None
 
 
 @dataclass
 class TrainResult:
-    """Per-epoch metrics and the final predictions on dev and test."""
+    """Per-epoch metrics and the predictions on dev and test of the weights the model ends with.
+
+    Attributes:
+        chosen_epoch: the epoch whose weights the model holds: the last, or with
+            ``keep_best_dev`` the one with the most correct dev pairs.
+        optimizer_steps: the optimizer steps made in all (resumed ones included).
+    """
 
     history: list[EpochMetrics]
     dev: EvalResult
     test: EvalResult | None
     resumed_from_epoch: int = 0
+    chosen_epoch: int = 0
+    optimizer_steps: int = 0
+
+
+def _correct(metrics: Mapping[str, Any]) -> int:
+    """The correct pairs of an evaluation's ``to_dict()``: the diagonal of its confusion matrix."""
+    confusion = metrics["confusion"]
+    return sum(int(confusion[label][label]) for label in range(len(confusion)))
 
 
 def best_dev_epoch(history: Sequence[EpochMetrics]) -> int:
-    """The epoch with the highest dev accuracy (the earliest on ties): model selection by dev, never by test."""
+    """The epoch with the most correct dev pairs (the earliest on ties): model selection by dev, never by test.
+
+    Compared as integers, so that no rounding of an accuracy decides a tie.
+    """
     if not history:
         raise CourseInputError("`history` is empty")
-    return max(history, key=lambda h: (h.dev["accuracy"], -h.epoch)).epoch
+    return max(history, key=lambda h: (_correct(h.dev), -h.epoch)).epoch
 
 
 def resolve_device(device: str | torch.device) -> torch.device:
@@ -193,16 +212,24 @@ class _Trainer:
     def __init__(self, model: nn.Module, vocab: Vocabulary, config: TrainConfig, device: torch.device,
                  steps_per_epoch: int, extras_fn: ExtrasFn | None, model_config: dict | None,
                  run_identity: Mapping[str, Any] | None = None, restart_hint: str = DEFAULT_RESTART_HINT,
-                 command: Sequence[str] | None = None) -> None:
+                 command: Sequence[str] | None = None, keep_best_dev: bool = False) -> None:
         self.model, self.vocab, self.config, self.device = model, vocab, config, device
         self.command = command
         self.extras_fn, self.model_config = extras_fn, model_config
         self.steps_per_epoch, self.restart_hint = steps_per_epoch, restart_hint
-        # The thread count is part of the identity: torch's CPU kernels sum in another order with
-        # another count, so a run resumed with another count ends with other weights.
+        # The thread count and the CPU's kernel set are part of the identity: torch's CPU kernels sum
+        # in another order with another count or other vector units, so a run resumed with another
+        # ends with other weights.
         self.identity = {**(run_identity or {}), "train_config": config.to_dict(), "model_config": model_config,
                          "vocabulary": vocab.fingerprint(), "parameters": _parameter_fingerprint(model),
                          "threads": torch.get_num_threads()}
+        if device.type == "cpu":
+            self.identity["cpu_capability"] = torch.backends.cpu.get_cpu_capability()
+        # The weights of the best dev epoch so far ({"epoch", "correct", "model_state"}), kept only when asked.
+        self.keep_best_dev = keep_best_dev
+        if keep_best_dev:
+            self.identity["keep_best_dev"] = True
+        self.best_dev: dict | None = None
         model.to(device)
         self.optimizer = build_optimizer(model, config)
         self.scheduler = build_scheduler(self.optimizer, config, steps_per_epoch * config.epochs)
@@ -226,6 +253,9 @@ class _Trainer:
             _set_rng_state(checkpoint["rng_state"])
             self.history = [EpochMetrics(**h) for h in checkpoint["history"]]
             self.epoch = int(checkpoint["epoch"])
+            if self.keep_best_dev and self.history:
+                self.best_dev = checkpoint["best_dev"]
+                int(self.best_dev["epoch"]), int(self.best_dev["correct"]), dict(self.best_dev["model_state"])
         except (KeyError, TypeError, ValueError, RuntimeError) as error:
             raise CourseInputError(f"{checkpoint_path}: its training state is incomplete or malformed "
                                    f"({type(error).__name__}: {error})") from None
@@ -275,14 +305,24 @@ class _Trainer:
         train_loss, seen, train_seconds = self.train_epoch(train, epoch, progress)
         started = time.perf_counter()
         dev_result, test_result = self.evaluate(dev), self.evaluate(test)
+        summary = getattr(self.model, "epoch_summary", None)
         self.history.append(EpochMetrics(
             epoch=epoch, train_loss=train_loss, dev=dev_result.to_dict(),
             test=None if test_result is None else test_result.to_dict(),
             train_seconds=train_seconds, eval_seconds=time.perf_counter() - started,
             pairs_per_second=seen / train_seconds, lr_end=self.optimizer.param_groups[0]["lr"],
+            model_summary=summary() if callable(summary) else None,
         ))
         self.epoch = epoch
+        if self.keep_best_dev and (self.best_dev is None or dev_result.correct > self.best_dev["correct"]):
+            # Strictly more: the earliest epoch wins a tie, as in best_dev_epoch.
+            state = {name: tensor.detach().clone() for name, tensor in self.model.state_dict().items()}
+            self.best_dev = {"epoch": epoch, "correct": dev_result.correct, "model_state": state}
         return dev_result, test_result
+
+    def restore_best_dev(self) -> None:
+        """Load the weights of the best dev epoch into the model (``keep_best_dev`` runs)."""
+        load_weights(self.model, self.best_dev["model_state"], "the best dev epoch's weights")
 
     def evaluate(self, examples: Sequence[PairExample] | None) -> EvalResult | None:
         """Metrics on ``examples`` (``None`` when there are none)."""
@@ -305,6 +345,7 @@ class _Trainer:
             "model_config": self.model_config,
             "vocab_fingerprint": self.vocab.fingerprint(),
             "run_identity": self.identity,
+            **({"best_dev": self.best_dev} if self.keep_best_dev else {}),
         }, out_path / CHECKPOINT_NAME)
         self.save_metrics(out_path)
 
@@ -370,6 +411,7 @@ def train_pair_classifier(
     log: Callable[[str], None] | None = print,
     restart_hint: str = "",
     command: Sequence[str] | None = None,
+    keep_best_dev: bool = False,
 ) -> TrainResult:
     """Train ``model`` on ``train_examples``, evaluating on dev (and test) after every epoch.
 
@@ -399,6 +441,9 @@ def train_pair_classifier(
             checkpoint of another run (default: another folder, or ``resume=False``).
         command: the command line that started the run, written into ``metrics.json`` beside the
             identity (not part of it: resuming with other flags, such as ``--no-progress``, is allowed).
+        keep_best_dev: keep the weights of the epoch with the most correct dev pairs (the earliest
+            on ties; kept in the checkpoint too) and, once the last epoch is done, end with them:
+            the returned dev and test results are then that epoch's. The whole schedule still runs.
 
     While it runs, ``out_dir`` is locked (:func:`lessons_lib.training.runs.run_folder_lock`): a
     second run on the same folder is refused.
@@ -411,13 +456,13 @@ def train_pair_classifier(
         raise CourseInputError("training needs non-empty train and dev splits")
     trainer = _Trainer(model, vocab, config, resolve_device(device), math.ceil(len(train_examples) / config.batch_size),
                        extras_fn, model_config, _run_identity((train_examples, dev_examples, test_examples), run_identity),
-                       restart_hint or DEFAULT_RESTART_HINT, command)
+                       restart_hint or DEFAULT_RESTART_HINT, command, keep_best_dev)
     splits = (train_examples, dev_examples, test_examples)
     last_epoch = config.epochs if stop_after_epoch is None else min(config.epochs, stop_after_epoch)
     if out_dir is None:
         if on_start is not None:
             on_start()
-        return TrainResult(trainer.history, *_train_until(trainer, last_epoch, splits, None, progress, log), 0)
+        return _finish(trainer, _train_until(trainer, last_epoch, splits, None, progress, log), splits, 0)
     out_path = Path(out_dir)
     with file_errors(out_path, "create the folder"):
         out_path.mkdir(parents=True, exist_ok=True)
@@ -426,8 +471,22 @@ def train_pair_classifier(
         if on_start is not None:
             on_start()
         resumed_from = trainer.epoch
-        dev_result, test_result = _train_until(trainer, last_epoch, splits, out_path, progress, log)
-    return TrainResult(trainer.history, dev_result, test_result, resumed_from)
+        results = _train_until(trainer, last_epoch, splits, out_path, progress, log)
+    return _finish(trainer, results, splits, resumed_from)
+
+
+def _finish(trainer: _Trainer, results: tuple[EvalResult, EvalResult | None], splits: tuple,
+            resumed_from: int) -> TrainResult:
+    """The run's result; a finished ``keep_best_dev`` run ends with its best dev epoch's weights, scored again."""
+    dev_result, test_result = results
+    chosen = trainer.epoch
+    if trainer.keep_best_dev and trainer.epoch == trainer.config.epochs and trainer.best_dev is not None:
+        chosen = int(trainer.best_dev["epoch"])
+        if chosen != trainer.epoch:
+            trainer.restore_best_dev()
+            dev_result, test_result = trainer.evaluate(splits[1]), trainer.evaluate(splits[2])
+    return TrainResult(trainer.history, dev_result, test_result, resumed_from, chosen,
+                       int(trainer.scheduler.last_epoch))
 
 
 def _train_until(trainer: _Trainer, last_epoch: int, splits: tuple, out_path: Path | None, progress: bool,
