@@ -71,6 +71,12 @@ def test_contrasts_pair_runs_of_different_files_seed_by_seed(tmp_path):
     assert "learned − learned · random trees   (is it the tree?)" in table
     assert "seed 1: +0.1000   only a right   40 / only b right    0" in table
     assert "→ a better" in table and "n=3" in table
+    compact = grid.format_table().splitlines()
+    rows = [line for line in compact if line.strip().startswith("learned − learned · random trees")]
+    assert len(rows) == 2  # one under "these models", one under "the method"
+    assert "+40 +40 +40" in rows[0] and rows[0].endswith("a better")
+    # every seed wins by exactly 40 pairs: no spread, so the paired t-test's p is 0 and the method's verdict holds
+    assert "n=3 +0.1000 [+0.1000, +0.1000]" in rows[1] and rows[1].endswith("a better")
 
 
 def test_the_bootstrap_interval_is_the_spread_of_resampled_pair_means():
@@ -143,7 +149,10 @@ def test_the_command_reads_a_folder_and_prints_the_grid(tmp_path, capsys):
     _save(tmp_path, "textbook", _result({("none", 0): {1, 2}, ("learned", 0): {1}}))
     assert main(["grid", str(tmp_path)]) == 0
     out = capsys.readouterr().out
-    assert "recipe textbook" in out and "learned − none   (does it beat no bias?)" in out
+    assert "recipe textbook" in out and "these models" in out and "the method" in out
+    assert "learned − none  +1" in out and "one seed, no test" in out
+    assert main(["grid", str(tmp_path), "--per-seed"]) == 0
+    assert "learned − none   (does it beat no bias?)" in capsys.readouterr().out
     assert main(["grid", str(tmp_path / "missing")]) == 2
 
 

@@ -85,6 +85,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     g.add_argument("--expect", choices=("lcqmc", "any"), default="any",
                    help="lcqmc: refuse a file not made on the real LCQMC (the SHA-256 of its splits); "
                         "any: only require that all files were made on the same pairs (default)")
+    g.add_argument("--per-seed", action="store_true",
+                   help="every contrast seed by seed with its exact McNemar test, instead of the compact tables")
     g.set_defaults(handler=run_grid_command)
 
 
@@ -100,7 +102,7 @@ def run_grid_command(args: argparse.Namespace) -> int:
             raise CourseInputError(f"{given}: a folder without results files (*.json)")
         paths += found
     grid = load_grid(paths, LCQMC_SHA256 if args.expect == "lcqmc" else None)
-    print(grid.format())
+    print(grid.format() if args.per_seed else grid.format_table())
     return 0
 
 

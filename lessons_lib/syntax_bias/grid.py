@@ -43,7 +43,7 @@ from lessons_lib.syntax_bias.registry import BASELINE, VARIANTS, options_for, va
 from lessons_lib.syntax_bias.results import ExperimentResult, Spread, format_p, format_spread, spread
 
 __all__ = ["CONTRASTS", "RANDOM_TREES", "GridRun", "PairedDifference", "Contrast", "Grid", "arm_name", "load_grid",
-           "pooled_interval", "verdict", "SeedLevel", "seed_level_verdicts"]
+           "bootstrap_sums", "pooled_interval", "verdict", "SeedLevel", "seed_level_verdicts"]
 
 RANDOM_TREES = "random trees"
 # (arm a, arm b, the question a − b answers), printed for every recipe that has both arms.
@@ -119,6 +119,25 @@ class Contrast:
         return spread([d.difference for d in self.per_seed])
 
 
+def bootstrap_sums(correct_a: np.ndarray, correct_b: np.ndarray, resamples: int = BOOTSTRAP_RESAMPLES,
+                   seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """The test-pair bootstrap in whole units: ``(wins, sums)``.
+
+    Args:
+        correct_a, correct_b: ``(S, N)`` booleans, seed ``s`` of a beside seed ``s`` of b.
+
+    Returns:
+        ``wins``: ``(N,)`` int, per test pair the seeds where only a is right minus those where only
+        b is; ``sums``: ``(resamples,)`` int, ``wins`` summed over ``N`` pairs drawn with replacement.
+    """
+    wins = correct_a.sum(axis=0, dtype=np.int64) - correct_b.sum(axis=0, dtype=np.int64)
+    n = wins.shape[0]
+    rng = np.random.default_rng(seed)
+    sums = np.concatenate([wins[rng.integers(0, n, size=(min(200, resamples - start), n))].sum(axis=1)
+                           for start in range(0, resamples, 200)])
+    return wins, sums
+
+
 def pooled_interval(correct_a: np.ndarray, correct_b: np.ndarray, resamples: int = BOOTSTRAP_RESAMPLES,
                     seed: int = 0) -> tuple[float, float, float]:
     """The mean accuracy difference a − b over seeds and its 95 % percentile bootstrap interval over pairs.
@@ -132,13 +151,9 @@ def pooled_interval(correct_a: np.ndarray, correct_b: np.ndarray, resamples: int
     # In whole units (a pair won on one seed): the resampled sums are exact integers, so an end of
     # the interval is exactly 0 when its order statistics are (a float mean of fractions can miss
     # 0 by 1e-19 and turn "no difference" into a verdict).
-    wins = correct_a.sum(axis=0, dtype=np.int64) - correct_b.sum(axis=0, dtype=np.int64)  # (N,)
-    seeds, n = correct_a.shape
-    rng = np.random.default_rng(seed)
-    sums = np.concatenate([wins[rng.integers(0, n, size=(min(200, resamples - start), n))].sum(axis=1)
-                           for start in range(0, resamples, 200)])
+    wins, sums = bootstrap_sums(correct_a, correct_b, resamples, seed)
     low, high = np.quantile(sums, [0.025, 0.975])  # between two integers
-    units = seeds * n
+    units = correct_a.shape[0] * wins.shape[0]
     return float(wins.sum() / units), float(low / units), float(high / units)
 
 
@@ -342,13 +357,7 @@ class Grid:
         family = [c for contrasts in by_recipe.values() for c in contrasts]  # Holm's family: all of them
         seed_level = dict(zip(map(id, family), seed_level_verdicts(family)))
         for recipe in self.recipes():
-            width = max(26, *(len(arm) for arm in self.arms(recipe)))
-            lines += ["", f"recipe {recipe}: accuracy over seeds, mean [min, max] n",
-                      f"  {'arm':<{width}} {'dev':>30} {'test':>30}"]
-            for arm in self.arms(recipe):
-                runs = list(self.seeds(recipe, arm).values())
-                lines.append(f"  {arm:<{width}} {format_spread(spread([r.dev_accuracy for r in runs])):>30} "
-                             f"{format_spread(spread([r.test_accuracy for r in runs])):>30}")
+            lines += ["", *self._format_arms(recipe)]
             for c in by_recipe[recipe]:
                 level = seed_level[id(c)]
                 lines += ["", f"  {c.a} − {c.b}   ({c.question})"]
@@ -358,6 +367,44 @@ class Grid:
                              f"[{c.low:+.4f}, {c.high:+.4f}]; seeds {c.seeds.min:+.4f} … {c.seeds.max:+.4f} → {c.verdict}")
                 lines.append(self._format_seed_level(level, len(c.per_seed)))
         return "\n".join(lines)
+
+    def format_table(self) -> str:
+        """The grid as small tables per recipe: dev and test accuracy per arm; per contrast, "these models"
+        (its per-seed differences in whole test pairs and the bootstrap over test pairs) and "the
+        method" (the seed-level t-test), Holm's family being every contrast of every recipe."""
+        by_recipe = {recipe: self.contrasts(recipe) for recipe in self.recipes()}
+        family = [c for contrasts in by_recipe.values() for c in contrasts]
+        seed_level = dict(zip(map(id, family), seed_level_verdicts(family)))
+        lines = self.format().splitlines()[:1]
+        for recipe, contrasts in by_recipe.items():
+            lines += ["", *self._format_arms(recipe)]
+            label = max(len(f"{c.a} − {c.b}") for c in contrasts)
+            lines += ["", f"  {'these models':<{label}}  {'pairs won − lost':<25}mean [95 % bootstrap over test pairs]"]
+            for c in contrasts:
+                wins = " ".join(f"{d.only_a_right - d.only_b_right:+d}" for d in c.per_seed)
+                lines.append(f"  {c.a + ' − ' + c.b:<{label}}  {wins:<24} {c.pooled:+.4f} [{c.low:+.4f}, {c.high:+.4f}]  "
+                             f"{c.verdict}")
+            lines += ["", f"  {'the method':<{label}}  {'seeds, mean [95 % t-interval]':<32}{'t p':>5} {'Holm':>5}"]
+            for c in contrasts:
+                level = seed_level[id(c)]
+                if len(c.per_seed) < 2:
+                    lines.append(f"  {c.a + ' − ' + c.b:<{label}}  one seed, no test")
+                    continue
+                lines.append(f"  {c.a + ' − ' + c.b:<{label}}  n={len(c.per_seed)} {level.mean:+.4f} [{level.low:+.4f}, "
+                             f"{level.high:+.4f}]  {format_p(level.p_value):>5} {format_p(level.holm_p):>5}  {level.verdict}")
+        lines += ["", f"Holm's family: the {len(family)} contrasts above. 'these models' says a/b better when every seed "
+                      "and the bootstrap agree; 'the method' when Holm p < 0.05."]
+        return "\n".join(lines)
+
+    def _format_arms(self, recipe: str) -> list[str]:
+        """Per arm of the recipe, dev and test accuracy over its seeds."""
+        width = max(26, *(len(arm) for arm in self.arms(recipe)))
+        lines = [f"recipe {recipe}: accuracy over seeds, mean [min, max] n", f"  {'arm':<{width}} {'dev':>30} {'test':>30}"]
+        for arm in self.arms(recipe):
+            runs = list(self.seeds(recipe, arm).values())
+            lines.append(f"  {arm:<{width}} {format_spread(spread([r.dev_accuracy for r in runs])):>30} "
+                         f"{format_spread(spread([r.test_accuracy for r in runs])):>30}")
+        return lines
 
     @staticmethod
     def _format_seed_level(level: SeedLevel, seeds: int) -> str:
