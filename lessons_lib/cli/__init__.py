@@ -32,6 +32,7 @@ COMMAND_MODULES = (
     "lessons_lib.cli.syntax_commands",
     "lessons_lib.cli.assignment_commands",
     "lessons_lib.cli.experiment_commands",
+    "lessons_lib.cli.study_commands",
 )
 
 

@@ -32,6 +32,7 @@ split (LCQMC's test: 8 pairs of 12,500). Read a p-value only on a split that pas
 from __future__ import annotations
 
 import functools
+import itertools
 import math
 import statistics
 from dataclasses import dataclass
@@ -57,6 +58,10 @@ __all__ = [
     "mcnemar_p_value",
     "t_quantile",
     "mean_ci95",
+    "WelchTest",
+    "welch_t_test",
+    "sign_flip_p_value",
+    "relabelling_p_value",
     "smallest_significant_wins",
     "mcnemar_power",
     "DetectableDifference",
@@ -151,6 +156,81 @@ def holm(p_values: Sequence[float]) -> list[float]:
         running = max(running, min(1.0, (len(p_values) - rank) * p_values[i]))
         adjusted[i] = running
     return adjusted
+
+
+@dataclass(frozen=True)
+class WelchTest:
+    """Welch's two-sample t-test of mean(a) − mean(b), two-sided.
+
+    Attributes:
+        difference: mean(a) − mean(b), in the units of the values.
+        low, high: its 95 % t-interval with ``df`` degrees of freedom.
+        df: the Welch–Satterthwaite degrees of freedom rounded down to an integer (conservative), at least 1.
+        p_value: two-sided p with ``df`` degrees of freedom.
+    """
+
+    difference: float
+    low: float
+    high: float
+    df: int
+    p_value: float
+
+
+def welch_t_test(a: Sequence[float], b: Sequence[float]) -> WelchTest:
+    """Welch's t-test of two independent samples (e.g. per-seed differences at two training sizes).
+
+    When both samples have no spread the test has no scale: p is 0 when their means differ, else 1
+    (the interval is then the difference itself).
+
+    Raises:
+        CourseInputError: a sample with fewer than 2 values.
+    """
+    if len(a) < 2 or len(b) < 2:
+        raise CourseInputError(f"Welch's t-test needs at least 2 values per sample, got {len(a)} and {len(b)}")
+    mean_a, mean_b = statistics.fmean(a), statistics.fmean(b)
+    share_a, share_b = statistics.variance(a) / len(a), statistics.variance(b) / len(b)
+    difference = mean_a - mean_b
+    if share_a + share_b == 0.0:
+        return WelchTest(difference, difference, difference, len(a) + len(b) - 2, 0.0 if mean_a != mean_b else 1.0)
+    se = math.sqrt(share_a + share_b)
+    satterthwaite = (share_a + share_b) ** 2 / (share_a**2 / (len(a) - 1) + share_b**2 / (len(b) - 1))
+    df = max(1, math.floor(satterthwaite))
+    half = t_quantile(0.975, df) * se
+    p = max(0.0, 1.0 - _t_cdf_two_sided(abs(difference) / se, df))
+    return WelchTest(difference, difference - half, difference + half, df, p)
+
+
+def sign_flip_p_value(differences: Sequence[int]) -> float:
+    """Exact two-sided sign-flip p of paired integer differences: the share of the ``2**n`` sign
+    assignments whose |sum| is at least the observed |sum| (integers, so the comparison is exact)."""
+    check_int(len(differences), "the number of differences", minimum=1)
+    values = [abs(int(d)) for d in differences]
+    observed = abs(sum(int(d) for d in differences))
+    hits = 0
+    for mask in range(2 ** len(values)):
+        total = sum(v if mask >> i & 1 else -v for i, v in enumerate(values))
+        hits += abs(total) >= observed
+    return hits / 2 ** len(values)
+
+
+def relabelling_p_value(a: Sequence[int], b: Sequence[int]) -> float:
+    """Exact two-sided permutation p of mean(a) − mean(b) for integer samples: every way of relabelling
+    the pooled values into groups of ``len(a)`` and ``len(b)``, counting those whose |difference of
+    means| is at least the observed one (compared as the integer ``len(b)·sum(A) − len(a)·sum(B)``)."""
+    if not a or not b:
+        raise CourseInputError(f"a relabelling test needs values in both samples, got {len(a)} and {len(b)}")
+    pooled = [int(v) for v in (*a, *b)]
+    n_a, n_b, grand = len(a), len(b), sum(pooled)
+
+    def statistic(sum_a: int) -> int:
+        return abs(n_b * sum_a - n_a * (grand - sum_a))
+
+    observed = statistic(sum(int(v) for v in a))
+    hits = total = 0
+    for chosen in itertools.combinations(range(len(pooled)), n_a):
+        total += 1
+        hits += statistic(sum(pooled[i] for i in chosen)) >= observed
+    return hits / total
 
 
 @functools.lru_cache(maxsize=4096)

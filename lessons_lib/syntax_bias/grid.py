@@ -42,10 +42,12 @@ from lessons_lib.evaluation.significance import NO_DIFFERENCE, better, holm, mcn
 from lessons_lib.syntax_bias.registry import BASELINE, VARIANTS, options_for, variant
 from lessons_lib.syntax_bias.results import ExperimentResult, Spread, format_p, format_spread, spread
 
-__all__ = ["CONTRASTS", "RANDOM_TREES", "GridRun", "PairedDifference", "Contrast", "Grid", "arm_name", "load_grid",
+__all__ = ["CONTRASTS", "RANDOM_TREES", "SCRAMBLED_WORDS", "GridRun", "PairedDifference", "Contrast", "Grid", "arm_name",
+           "load_grid", "check_pairs", "check_runs",
            "bootstrap_sums", "pooled_interval", "verdict", "SeedLevel", "seed_level_verdicts"]
 
 RANDOM_TREES = "random trees"
+SCRAMBLED_WORDS = "scrambled words"
 # (arm a, arm b, the question a − b answers), printed for every recipe that has both arms.
 CONTRASTS = (
     ("learned", f"learned · {RANDOM_TREES}", "is it the tree?"),
@@ -58,11 +60,14 @@ SEED_LEVEL_ALPHA = 0.05
 
 
 def arm_name(result: ExperimentResult, variant_name: str) -> str:
-    """``learned``, ``learned · random trees``, ``learned · noise 0.3``, ``learned · bias_lr_multiplier=1.0``."""
+    """``learned``, ``learned · random trees``, ``learned · scrambled words``, ``learned · noise 0.3``,
+    ``learned · bias_lr_multiplier=1.0``."""
     parts = [variant_name]
     noise = result.config.parser_noise
     if noise and variant(variant_name).buckets == "tree":
         parts.append(RANDOM_TREES if noise == 1.0 else f"noise {noise:g}")
+    if result.config.scramble_words and variant(variant_name).buckets == "tree":
+        parts.append(SCRAMBLED_WORDS)
     chosen, default = options_for(variant_name, result.config.bias_options), options_for(variant_name, {})
     parts += [f"{f.name}={getattr(chosen, f.name)}" for f in fields(chosen)
               if getattr(chosen, f.name) != getattr(default, f.name)]
@@ -212,7 +217,7 @@ def seed_level_verdicts(contrasts: Sequence["Contrast"]) -> list[SeedLevel]:
     return out
 
 
-def _check_pairs(path: Path, result: ExperimentResult, expected_sha256: Mapping[str, str] | None,
+def check_pairs(path: Path, result: ExperimentResult, expected_sha256: Mapping[str, str] | None,
                  first: tuple[Path, ExperimentResult] | None) -> None:
     """One line naming the file when its pairs are not those expected, or not those of the first file."""
     found = result.data.pairs_sha256
@@ -244,7 +249,7 @@ def _is_accuracy(value: Any) -> bool:
     return type(value) in (int, float) and math.isfinite(value) and 0.0 <= value <= 1.0
 
 
-def _check_runs(path: Path, result: ExperimentResult) -> None:
+def check_runs(path: Path, result: ExperimentResult) -> None:
     """One line naming the file and field when the labels, predictions or accuracies cannot be a run's.
 
     Raises:
@@ -286,8 +291,8 @@ def load_grid(paths: Sequence[str | Path], expected_sha256: Mapping[str, str] | 
     first = None
     for path in map(Path, paths):
         result = ExperimentResult.load(path)
-        _check_pairs(path, result, expected_sha256, first)
-        _check_runs(path, result)
+        check_pairs(path, result, expected_sha256, first)
+        check_runs(path, result)
         first = first or (path, result)
         recipe, options = result.config.preset, {"model": result.config.model, "train": result.config.train}
         if recipes.setdefault(recipe, (path, options))[1] != options:

@@ -1,0 +1,32 @@
+"""``lessons study FOLDER``: the data-size study's reading (results/lcqmc/PLAN.md), as its plan fixes it."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "study", help="read the data-size study's folder: the curve, the 8 primary contrasts and A48, "
+                      "the secondary readings and the controls",
+        description="Print the data-size study's analysis (lessons_lib.syntax_bias.study).",
+    )
+    p.add_argument("folder", type=Path, help="the study's folder (every *.json under it: fF/ and controls/fF/)")
+    p.add_argument("--expect", choices=("lcqmc", "any"), default="any",
+                   help="lcqmc: refuse a file not made on the real LCQMC (the SHA-256 of its splits); "
+                        "any: only require that all files were made on the same splits (default)")
+    p.add_argument("--partial", action="store_true",
+                   help="read only the seeds that have none, learned and hard_mask (every printout says 'partial')")
+    p.set_defaults(handler=run_study_command)
+
+
+def run_study_command(args: argparse.Namespace) -> int:
+    from lessons_lib.pairs.data import LCQMC_SHA256
+    from lessons_lib.syntax_bias.study import format_a48, format_controls, format_curve, format_secondary, load_study
+
+    study = load_study(args.folder, LCQMC_SHA256 if args.expect == "lcqmc" else None, partial=args.partial)
+    for title, text in (("curve", format_curve(study)), ("primary", format_a48(study)),
+                        ("secondary, descriptive", format_secondary(study)), ("controls", format_controls(study))):
+        print(f"== {title}\n{text}\n")
+    return 0

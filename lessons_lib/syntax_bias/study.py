@@ -1,0 +1,529 @@
+"""The data-size study on LCQMC, read as its plan (results/lcqmc/PLAN.md) fixes it.
+
+:func:`load_study` reads every result file under a folder (one variant and one seed per file,
+the training subset drawn with that seed, the epoch chosen on dev) and refuses, in one line
+naming the file and the field, anything that cannot be paired. :class:`Study` then gives:
+
+- :meth:`Study.primary`: the family of 8 contrasts (learned − none and hard_mask − none at
+  1 %, 3 %, 10 %; per arm the difference of differences 1 % vs 10 %), per-seed differences in
+  whole test pairs, the seed-level 95 % t-interval, the paired t (within a fraction) or Welch t
+  (across), Holm's correction over the 8, signs taken from integers;
+- :func:`a48_verdict`: support / against / partly / inconclusive, by the plan's rules;
+- :meth:`Study.secondary`: per run AUC, accuracy at the dev-tuned threshold and the share of
+  label-1 calls; the exact permutation p of each primary test; the test-pair bootstrap
+  ("these trained models, on other pairs like these"); the learned table's movement;
+- :func:`control_target` and :meth:`Study.controls`: the family of 3 control contrasts.
+
+Accuracies are counted in whole pairs (``correct``) so that every sign is an integer's.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from dataclasses import dataclass, field
+from fractions import Fraction
+from pathlib import Path
+from typing import Mapping, Sequence
+
+import numpy as np
+
+from lessons_lib.errors import CourseInputError
+from lessons_lib.evaluation.metrics import accuracy_at_threshold, dev_tuned_threshold, label_one_share, rank_auc
+from lessons_lib.evaluation.significance import (holm, mean_ci95, paired_t_p_value, relabelling_p_value,
+                                                 sign_flip_p_value, welch_t_test)
+from lessons_lib.syntax_bias.grid import RANDOM_TREES, SCRAMBLED_WORDS, arm_name, check_pairs, check_runs, pooled_interval
+from lessons_lib.syntax_bias.registry import BASELINE
+from lessons_lib.syntax_bias.results import ExperimentResult, format_p
+
+__all__ = ["CURVE_ARMS", "PRIMARY_FRACTIONS", "StudyRun", "StudyContrast", "Study", "load_study", "a48_verdict",
+           "control_target", "format_curve", "format_a48", "format_secondary", "format_controls"]
+
+CURVE_ARMS = (BASELINE, "learned", "hard_mask")
+BIASED_ARMS = ("learned", "hard_mask")
+PRIMARY_FRACTIONS = (0.01, 0.03, 0.1)
+SMALL, LARGE = 0.01, 0.1  # the difference of differences: (arm − none at SMALL) − (arm − none at LARGE)
+ALPHA = 0.05
+BARELY_MOVED = 0.1  # a learned table whose median largest |entry| stays below this "barely moved"
+JACCARD_DEV = 0.6559  # the Jaccard rule's dev accuracy, shown beside none's
+# The control that asks "is it the tree, or only nearness?" for each arm.
+NEARNESS_CONTROL = {"hard_mask": "window_mask", "learned": "relative_position"}
+BOOTSTRAP_LABEL = "these trained models, on other pairs like these"
+
+
+@dataclass(frozen=True)
+class StudyRun:
+    """One file of the study: one arm, one seed, one training fraction.
+
+    Attributes:
+        test_correct: ``(N_test,)`` bool, per test pair whether the chosen epoch's call is right.
+        dev_correct, test_correct_count: correct dev / test pairs (integers).
+        bias_max_abs: the learned table's largest |entry| at the chosen epoch (``None`` without a table).
+    """
+
+    fraction: float
+    arm: str
+    seed: int
+    dev_correct: int
+    test_correct_count: int
+    test_correct: np.ndarray = field(repr=False)
+    dev_probabilities: list[float] = field(repr=False)
+    dev_labels: list[int] = field(repr=False)
+    dev_predictions: list[int] = field(repr=False)
+    test_probabilities: list[float] = field(repr=False)
+    test_labels: list[int] = field(repr=False)
+    test_predictions: list[int] = field(repr=False)
+    bias_max_abs: float | None
+    word_boundaries_kept: float | None
+    source: Path
+
+
+@dataclass(frozen=True)
+class StudyContrast:
+    """One contrast read with the seeds as the sample.
+
+    Attributes:
+        wins: per seed, correct test pairs of a minus those of b (within a fraction); for a
+            difference of differences, ``wins`` at the small fraction and ``wins_other`` at the large one.
+        mean, low, high: the mean difference in accuracy and its 95 % t-interval (unadjusted).
+        df: the t-test's degrees of freedom (paired: seeds − 1; Welch: rounded down).
+        p_value, holm_p: two-sided p and (in its family) Holm's adjusted p (``nan``: not testable).
+        sign: +1 / −1 / 0, from the integer sums.
+        exact_p: the exact permutation p (sign flips, or relabelling the seeds).
+    """
+
+    name: str
+    arm: str
+    fraction: float | None  # None for the difference of differences
+    seeds: list[int]
+    wins: list[int]
+    wins_other: list[int]
+    mean: float
+    low: float
+    high: float
+    df: int
+    p_value: float
+    sign: int
+    exact_p: float
+    holm_p: float = math.nan
+
+    @property
+    def significant(self) -> bool:
+        return self.holm_p <= ALPHA and self.sign != 0
+
+    def verdict(self) -> str:
+        if self.holm_p != self.holm_p:
+            return "not testable"
+        if not self.significant:
+            return "not significant"
+        return "positive, significant" if self.sign > 0 else "negative, significant"
+
+
+def _sign(value: int | Fraction) -> int:
+    return (value > 0) - (value < 0)
+
+
+def _fraction_name(fraction: float) -> str:
+    return f"{fraction * 100:g} %"
+
+
+def _within(name: str, arm: str, fraction: float, seeds: list[int], wins: list[int], n_test: int) -> StudyContrast:
+    mean, half = mean_ci95([w / n_test for w in wins])
+    p = paired_t_p_value(wins) if len(wins) > 1 else math.nan
+    return StudyContrast(name, arm, fraction, seeds, wins, [], mean, mean - half, mean + half, len(wins) - 1, p,
+                         _sign(sum(wins)), sign_flip_p_value(wins))
+
+
+def _across(name: str, arm: str, small: StudyContrast, large: StudyContrast, n_test: int) -> StudyContrast:
+    # mean(small) − mean(large) in pairs, as an exact fraction: its sign is an integer's
+    sign = _sign(Fraction(sum(small.wins), len(small.wins)) - Fraction(sum(large.wins), len(large.wins)))
+    if len(small.wins) < 2 or len(large.wins) < 2:
+        difference = small.mean - large.mean
+        return StudyContrast(name, arm, None, small.seeds + large.seeds, small.wins, large.wins, difference,
+                             math.nan, math.nan, 0, math.nan, sign, math.nan)
+    test = welch_t_test([w / n_test for w in small.wins], [w / n_test for w in large.wins])
+    # p from the integer counts (the same test, free of the division's rounding when nothing varies)
+    p = welch_t_test(small.wins, large.wins).p_value
+    return StudyContrast(name, arm, None, small.seeds + large.seeds, small.wins, large.wins, test.difference,
+                         test.low, test.high, test.df, p, sign, relabelling_p_value(small.wins, large.wins))
+
+
+def _with_holm(contrasts: list[StudyContrast]) -> list[StudyContrast]:
+    testable = [i for i, c in enumerate(contrasts) if c.p_value == c.p_value]
+    adjusted = dict(zip(testable, holm([contrasts[i].p_value for i in testable])))
+    return [StudyContrast(**{**c.__dict__, "holm_p": adjusted.get(i, math.nan)}) for i, c in enumerate(contrasts)]
+
+
+@dataclass
+class Study:
+    """The runs of the study (see :func:`load_study`).
+
+    Attributes:
+        runs: every run read, curve and controls.
+        complete_seeds: per fraction, the seeds with all of none, learned and hard_mask, in order.
+        partial: whether seeds without every curve arm were left out (every printout says so).
+    """
+
+    runs: list[StudyRun]
+    complete_seeds: dict[float, list[int]]
+    partial: bool
+    n_test: int
+
+    def run(self, fraction: float, arm: str, seed: int) -> StudyRun | None:
+        return self._index.get((fraction, arm, seed))
+
+    def __post_init__(self) -> None:
+        self._index = {(r.fraction, r.arm, r.seed): r for r in self.runs}
+
+    def fractions(self) -> list[float]:
+        return sorted(self.complete_seeds)
+
+    def arms(self) -> list[str]:
+        return list(dict.fromkeys(r.arm for r in self.runs))
+
+    def paired(self, fraction: float, a: str, b: str) -> tuple[list[int], list[int]]:
+        """``(seeds, wins)``: the complete seeds of ``fraction`` where both arms ran, and per seed a's
+        correct test pairs minus b's."""
+        seeds = [s for s in self.complete_seeds.get(fraction, []) if self.run(fraction, a, s) and self.run(fraction, b, s)]
+        return seeds, [self.run(fraction, a, s).test_correct_count - self.run(fraction, b, s).test_correct_count
+                       for s in seeds]
+
+    def contrast(self, fraction: float, a: str, b: str) -> StudyContrast:
+        seeds, wins = self.paired(fraction, a, b)
+        if not seeds:
+            raise CourseInputError(f"{_fraction_name(fraction)}: arms {a!r} and {b!r} share no complete seed")
+        return _within(f"{a} − {b} at {_fraction_name(fraction)}", a, fraction, seeds, wins, self.n_test)
+
+    def primary(self) -> list[StudyContrast]:
+        """The family of the plan's 8 contrasts (those the files allow, with ``partial``), Holm over them."""
+        out = []
+        for arm in BIASED_ARMS:
+            within = {f: self.contrast(f, arm, BASELINE) for f in PRIMARY_FRACTIONS if self.complete_seeds.get(f)}
+            out += within.values()
+            if SMALL in within and LARGE in within:
+                out.append(_across(f"({arm} − none at 1 %) − ({arm} − none at 10 %)", arm, within[SMALL],
+                                   within[LARGE], self.n_test))
+        return _with_holm(out)
+
+    def movement(self) -> dict[float, float]:
+        """Per fraction, the median over complete seeds of the learned table's largest |entry| at the chosen epoch."""
+        out = {}
+        for f in self.fractions():
+            values = [self.run(f, "learned", s).bias_max_abs for s in self.complete_seeds[f]]
+            out[f] = statistics.median(values)
+        return out
+
+    def secondary_runs(self) -> list[dict]:
+        """Per curve run: test AUC, accuracy at the dev-tuned threshold, the share of label-1 calls on dev and test."""
+        rows = []
+        for f in self.fractions():
+            for arm in CURVE_ARMS:
+                for s in self.complete_seeds[f]:
+                    r = self.run(f, arm, s)
+                    threshold = dev_tuned_threshold(r.dev_probabilities, r.dev_labels)
+                    rows.append({"fraction": f, "arm": arm, "seed": s, "test_accuracy": r.test_correct_count / self.n_test,
+                                 "auc": rank_auc(r.test_probabilities, r.test_labels), "threshold": threshold,
+                                 "tuned_accuracy": accuracy_at_threshold(r.test_probabilities, r.test_labels, threshold),
+                                 "dev_ones": label_one_share(r.dev_predictions),
+                                 "test_ones": label_one_share(r.test_predictions)})
+        return rows
+
+    def bootstrap(self, contrast: StudyContrast) -> tuple[float, float, float] | None:
+        """The test-pair bootstrap of a within-fraction contrast, the seeds held fixed (``None`` across fractions)."""
+        if contrast.fraction is None:
+            return None
+        stack = lambda arm: np.stack([self.run(contrast.fraction, arm, s).test_correct for s in contrast.seeds])
+        return pooled_interval(stack(contrast.arm), stack(BASELINE))
+
+    def dev_gain(self, fraction: float, arm: str) -> Fraction | None:
+        """The mean dev gain of ``arm`` over none at ``fraction`` in dev pairs, exactly (``None``: no complete seed)."""
+        seeds = self.complete_seeds.get(fraction, [])
+        if not seeds:
+            return None
+        return Fraction(sum(self.run(fraction, arm, s).dev_correct - self.run(fraction, BASELINE, s).dev_correct
+                            for s in seeds), len(seeds))
+
+    def controls(self) -> tuple[tuple[str, float], list[StudyContrast], list[StudyContrast]]:
+        """``(target, family, descriptive)``: the family of 3 at :func:`control_target` with Holm over
+        it, and each control arm − none (descriptive, no correction)."""
+        arm, fraction = control_target(self)
+        family = []
+        for a, b in ((arm, f"{arm} · {RANDOM_TREES}"), (f"{arm} · {RANDOM_TREES}", f"{arm} · {SCRAMBLED_WORDS}"),
+                     (arm, self._nearness_arm(arm, fraction))):
+            if b is not None and self.paired(fraction, a, b)[0]:
+                family.append(self.contrast(fraction, a, b))
+        controls = [a for a in self.arms() if a not in CURVE_ARMS and self.paired(fraction, a, BASELINE)[0]]
+        return (arm, fraction), _with_holm(family), [self.contrast(fraction, a, BASELINE) for a in controls]
+
+    def _nearness_arm(self, arm: str, fraction: float) -> str | None:
+        names = [a for a in self.arms() if a.split(" · ")[0] == NEARNESS_CONTROL[arm] and self.paired(fraction, a, BASELINE)[0]]
+        return names[0] if names else None
+
+    def word_boundaries_kept(self, fraction: float) -> list[float]:
+        return [r.word_boundaries_kept for r in self.runs
+                if r.fraction == fraction and r.word_boundaries_kept is not None]
+
+
+def control_target(study: Study) -> tuple[str, float]:
+    """The (arm, fraction) of the curve with the largest mean dev gain over none (exact; ties to the
+    smaller fraction, then to learned, the article's method)."""
+    best = None
+    for f in study.fractions():
+        for arm in BIASED_ARMS:
+            gain = study.dev_gain(f, arm)
+            if gain is not None and (best is None or gain > best[0]):
+                best = (gain, arm, f)
+    if best is None:
+        raise CourseInputError("no fraction with a complete seed: no control target")
+    return best[1], best[2]
+
+
+def a48_verdict(contrasts: Sequence[StudyContrast], arm: str = "learned") -> str:
+    """The plan's reading of A48 for ``arm``: ``support``, ``against``, ``partly`` or ``inconclusive``."""
+    gain = next((c for c in contrasts if c.arm == arm and c.fraction == SMALL), None)
+    dod = next((c for c in contrasts if c.arm == arm and c.fraction is None), None)
+    if gain is None or dod is None:
+        return "inconclusive"
+    positive = lambda c: c.significant and c.sign > 0
+    negative = lambda c: c.significant and c.sign < 0
+    if positive(gain) and positive(dod):
+        return "support"
+    if negative(dod) or negative(gain):
+        return "against"
+    if positive(dod):
+        return "partly"
+    return "inconclusive"
+
+
+# --- reading the files
+
+
+def _is_probability(value) -> bool:
+    return type(value) in (int, float) and math.isfinite(value) and 0.0 <= value <= 1.0
+
+
+def _check_probabilities(where: str, name: str, values: list, labels: list) -> None:
+    if not values:
+        raise CourseInputError(f"{where}: {name} is missing (written by an older course); run its command again")
+    if len(values) != len(labels):
+        raise CourseInputError(f"{where}: {name} has {len(values)} values for {len(labels)} labels")
+    bad = next((v for v in values if not _is_probability(v)), None)
+    if bad is not None or any(not _is_probability(v) for v in values):
+        raise CourseInputError(f"{where}: {name} holds {bad!r}, not a probability in [0, 1]")
+
+
+def _read_run(path: Path, result: ExperimentResult) -> StudyRun:
+    """The one run of a study file, checked (see :func:`load_study`)."""
+    if len(result.runs) != 1:
+        raise CourseInputError(f"{path}: runs holds {len(result.runs)} runs; a study file holds one variant and one seed")
+    run = result.runs[0]
+    where = f"{path}: runs[0] ({run.variant}, seed {run.seed})"
+    if result.config.subset_seed != run.seed:
+        raise CourseInputError(f"{path}: config.subset_seed {result.config.subset_seed} is not the run's seed {run.seed}")
+    if result.config.epoch_choice != "best_dev":
+        raise CourseInputError(f"{path}: config.epoch_choice {result.config.epoch_choice!r} is not 'best_dev'")
+    if result.provenance.get("code_modified") is not False:
+        raise CourseInputError(f"{path}: provenance.code_modified is {result.provenance.get('code_modified')!r}: "
+                               "the study's runs come from one unmodified commit")
+    if not result.data.train_subset_sha256:
+        raise CourseInputError(f"{path}: data.train_subset_sha256 is missing")
+    dev_labels = result.dev_labels
+    if not dev_labels or any(type(y) is not int or y not in (0, 1) for y in dev_labels):
+        raise CourseInputError(f"{path}: dev_labels must be a non-empty list of 0 and 1")
+    _check_probabilities(where, "dev_probabilities", run.dev_probabilities, dev_labels)
+    _check_probabilities(where, "test_probabilities", run.test_probabilities, result.test_labels)
+    if len(run.dev_predictions) != len(dev_labels) or any(type(p) is not int or p not in (0, 1) for p in run.dev_predictions):
+        raise CourseInputError(f"{where}: dev_predictions must be one 0 or 1 per dev label")
+    dev_correct = sum(p == y for p, y in zip(run.dev_predictions, dev_labels))
+    if abs(dev_correct / len(dev_labels) - run.dev_accuracy) > 1e-6:
+        raise CourseInputError(f"{where}: dev_accuracy {run.dev_accuracy} disagrees with its dev_predictions, "
+                               f"which give {dev_correct / len(dev_labels):.6f}")
+    chosen = run.chosen_epoch
+    if type(chosen) is not int or not 1 <= chosen <= len(run.epochs):
+        raise CourseInputError(f"{where}: chosen_epoch {chosen!r} is not one of its {len(run.epochs)} epochs")
+    bias = run.epochs[chosen - 1].bias_max_abs
+    if run.variant == "learned" and not _is_finite_number(bias):
+        raise CourseInputError(f"{where}: epochs[{chosen - 1}].bias_max_abs (the chosen epoch's) is {bias!r}, "
+                               "not a number")
+    labels = np.asarray(result.test_labels)
+    correct = np.asarray(run.test_predictions) == labels
+    return StudyRun(result.config.train_fraction, arm_name(result, run.variant), run.seed, dev_correct,
+                    int(correct.sum()), correct, run.dev_probabilities, dev_labels, run.dev_predictions,
+                    run.test_probabilities, result.test_labels, run.test_predictions,
+                    bias if _is_finite_number(bias) else None, result.data.word_boundaries_kept, path)
+
+
+def _is_finite_number(value) -> bool:
+    return type(value) in (int, float) and math.isfinite(value)
+
+
+def _where_made(result: ExperimentResult) -> tuple:
+    p = result.provenance
+    return p.get("code_commit"), p.get("device"), p.get("device_name")
+
+
+def load_study(folder: str | Path, expected_sha256: Mapping[str, str] | None = None, partial: bool = False) -> Study:
+    """Read every ``*.json`` under ``folder`` (curve and controls) into a :class:`Study`.
+
+    Refused, in one line naming the file and the field: other splits than the first file's (or
+    than ``expected_sha256``), another training subset for one (fraction, seed), two files for one
+    (fraction, arm, seed), modified code, another commit or device inside one fraction (or between
+    1 % and 10 %, whose difference is a contrast), missing or out-of-range probabilities, a learned
+    run without the chosen epoch's ``bias_max_abs``, an accuracy its predictions contradict.
+
+    Args:
+        partial: keep only the seeds of a fraction that have all of none, learned and hard_mask
+            (taken in seed order); without it, a seed lacking one of them is refused.
+    """
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise CourseInputError(f"{folder}: not a folder of study results")
+    paths = sorted(folder.rglob("*.json"))
+    if not paths:
+        raise CourseInputError(f"{folder}: a folder without results files (*.json)")
+    runs: dict[tuple[float, str, int], StudyRun] = {}
+    subsets: dict[tuple[float, int], tuple[str, Path]] = {}
+    made: dict[float, tuple[tuple, Path]] = {}
+    first = None
+    for path in paths:
+        result = ExperimentResult.load(path)
+        check_pairs(path, result, expected_sha256, None)
+        if first is not None and result.data.pairs_sha256 != first[1].data.pairs_sha256:
+            raise CourseInputError(f"{path}: data.pairs_sha256 differs from {first[0]}'s: made on other splits")
+        if first is not None and result.dev_labels != first[1].dev_labels:
+            raise CourseInputError(f"{path}: dev_labels differ from {first[0]}'s")
+        check_runs(path, result)
+        first = first or (path, result)
+        run = _read_run(path, result)
+        key = (run.fraction, run.seed)
+        subset = subsets.setdefault(key, (result.data.train_subset_sha256, path))
+        if subset[0] != result.data.train_subset_sha256:
+            raise CourseInputError(f"{path}: data.train_subset_sha256 differs from {subset[1]}'s for fraction "
+                                   f"{run.fraction:g}, seed {run.seed}")
+        where = made.setdefault(run.fraction, (_where_made(result), path))
+        if where[0] != _where_made(result):
+            raise CourseInputError(f"{path}: provenance (code_commit, device, device_name) {_where_made(result)} differs "
+                                   f"from {where[1]}'s {where[0]} inside one fraction")
+        if (run.fraction, run.arm, run.seed) in runs:
+            raise CourseInputError(f"{path}: fraction {run.fraction:g} / {run.arm} / seed {run.seed} is also in "
+                                   f"{runs[run.fraction, run.arm, run.seed].source}")
+        runs[run.fraction, run.arm, run.seed] = run
+    if SMALL in made and LARGE in made and made[SMALL][0] != made[LARGE][0]:
+        raise CourseInputError(f"{made[LARGE][1]}: provenance (code_commit, device, device_name) differs from "
+                               f"{made[SMALL][1]}'s: the 1 % and 10 % runs meet in one contrast")
+    complete: dict[float, list[int]] = {}
+    for fraction in sorted({f for f, _, _ in runs}):
+        seeds = sorted({s for f, a, s in runs if f == fraction and a in CURVE_ARMS})
+        for seed in seeds:
+            missing = [a for a in CURVE_ARMS if (fraction, a, seed) not in runs]
+            if missing and not partial:
+                raise CourseInputError(f"{folder}: fraction {fraction:g}, seed {seed} has no run of {', '.join(missing)} "
+                                       "(use --partial to read only complete seeds)")
+        kept = [s for s in seeds if all((fraction, a, s) in runs for a in CURVE_ARMS)]
+        if kept:
+            complete[fraction] = kept
+    if not complete:
+        raise CourseInputError(f"{folder}: no seed has all of {', '.join(CURVE_ARMS)}")
+    return Study(list(runs.values()), complete, partial, len(first[1].test_labels))
+
+
+# --- printing
+
+
+def _partial_note(study: Study) -> list[str]:
+    if not study.partial:
+        return []
+    counts = ", ".join(f"{_fraction_name(f)}: seeds {', '.join(map(str, s))}" for f, s in study.complete_seeds.items())
+    return [f"partial: only complete seeds read ({counts}); not the plan's analysis"]
+
+
+def _p(value: float) -> str:
+    return "—" if value != value else format_p(value)
+
+
+def _interval(c: StudyContrast) -> str:
+    if c.low != c.low:
+        return f"{c.mean:+.4f} [—]"
+    return f"{c.mean:+.4f} [{c.low:+.4f}, {c.high:+.4f}]"
+
+
+def format_curve(study: Study) -> str:
+    """Accuracy per fraction and arm (mean over complete seeds), none's dev beside the Jaccard rule's."""
+    lines = _partial_note(study)
+    lines.append(f"{'fraction':>8} {'seeds':>5} {'arm':<10} {'dev':>7} {'test':>7}")
+    for f in study.fractions():
+        seeds = study.complete_seeds[f]
+        for arm in CURVE_ARMS:
+            runs = [study.run(f, arm, s) for s in seeds]
+            dev = statistics.fmean(r.dev_correct / len(r.dev_labels) for r in runs)
+            test = statistics.fmean(r.test_correct_count / study.n_test for r in runs)
+            note = f"  (Jaccard rule: {JACCARD_DEV})" if arm == BASELINE else ""
+            lines.append(f"{_fraction_name(f):>8} {len(seeds):>5} {arm:<10} {dev:7.4f} {test:7.4f}{note}")
+    return "\n".join(lines)
+
+
+def format_a48(study: Study) -> str:
+    """The primary family: per contrast the per-seed wins, mean [95 % t-interval], p, Holm p; then A48."""
+    contrasts = study.primary()
+    lines = _partial_note(study)
+    width = max(len(c.name) for c in contrasts)
+    lines.append(f"{'contrast':<{width}}  {'mean [95 % t-interval]':<28} {'test':<9} {'p':>7} {'Holm p':>7}  "
+                 f"verdict   per-seed test pairs won")
+    for c in contrasts:
+        test = "paired t" if c.fraction is not None else f"Welch {c.df}"
+        wins = " ".join(f"{w:+d}" for w in c.wins) + ("  vs  " + " ".join(f"{w:+d}" for w in c.wins_other)
+                                                       if c.fraction is None else "")
+        lines.append(f"{c.name:<{width}}  {_interval(c):<28} {test:<9} {_p(c.p_value):>7} {_p(c.holm_p):>7}  "
+                     f"{c.verdict()}   {wins}")
+    lines.append(f"Holm over the {sum(c.p_value == c.p_value for c in contrasts)} testable contrasts; "
+                 f"significant when Holm p ≤ {ALPHA}; intervals unadjusted.")
+    lines.append(f"A48 (learned): {a48_verdict(contrasts, 'learned')}; hard_mask beside it: "
+                 f"{a48_verdict(contrasts, 'hard_mask')}")
+    return "\n".join(lines)
+
+
+def format_secondary(study: Study) -> str:
+    """Descriptive: per run AUC / dev-tuned accuracy / label-1 shares; exact p beside each primary p;
+    the test-pair bootstrap; the learned table's movement."""
+    lines = _partial_note(study)
+    lines.append(f"{'fraction':>8} {'arm':<10} {'seed':>5} {'test acc':>8} {'AUC':>6} {'tuned t':>7} {'tuned acc':>9} "
+                 f"{'dev 1s':>6} {'test 1s':>7}")
+    for row in study.secondary_runs():
+        lines.append(f"{_fraction_name(row['fraction']):>8} {row['arm']:<10} {row['seed']:>5} {row['test_accuracy']:8.4f} "
+                     f"{row['auc']:6.4f} {row['threshold']:7.4f} {row['tuned_accuracy']:9.4f} {row['dev_ones']:6.3f} "
+                     f"{row['test_ones']:7.3f}")
+    lines += ["", f"{'contrast':<44} {'t p':>7} {'exact p':>7}  bootstrap over test pairs ({BOOTSTRAP_LABEL})"]
+    extra = [study.contrast(f, arm, BASELINE) for f in study.fractions() if f not in PRIMARY_FRACTIONS
+             for arm in BIASED_ARMS]
+    for c in [*study.primary(), *extra]:
+        boot = study.bootstrap(c)
+        interval = "—" if boot is None else f"{boot[0]:+.4f} [{boot[1]:+.4f}, {boot[2]:+.4f}]"
+        disagree = ""
+        if c.p_value == c.p_value and c.exact_p == c.exact_p and (c.p_value <= ALPHA) != (c.exact_p <= ALPHA):
+            disagree = "  (t and exact disagree at 0.05)"
+        outside = "" if c.fraction in PRIMARY_FRACTIONS or c.fraction is None else "  (not in the family)"
+        lines.append(f"{c.name:<44} {_p(c.p_value):>7} {_p(c.exact_p):>7}  {interval}{disagree}{outside}")
+    lines += ["", "learned table, median largest |entry| at the chosen epoch:"]
+    for f, median in study.movement().items():
+        lines.append(f"  {_fraction_name(f):>6}: {median:.4f}" + ("  barely moved" if median < BARELY_MOVED else ""))
+    return "\n".join(lines)
+
+
+def format_controls(study: Study) -> str:
+    """The family of 3 at the control target, each control − none, and the word boundaries kept."""
+    (arm, fraction), family, descriptive = study.controls()
+    lines = _partial_note(study)
+    lines.append(f"control target: {arm} at {_fraction_name(fraction)} (largest mean dev gain over none: "
+                 f"{float(study.dev_gain(fraction, arm)):+.2f} dev pairs)")
+    if not family:
+        lines.append("  no control runs at the target yet")
+    for c in family:
+        lines.append(f"  {c.name:<52} {_interval(c):<28} p {_p(c.p_value):>7} Holm {_p(c.holm_p):>7}  {c.verdict()}")
+    if family:
+        lines.append(f"  Holm over the {len(family)} control contrasts read")
+    for c in descriptive:
+        lines.append(f"  {c.name:<52} {_interval(c):<28} (descriptive)")
+    kept = study.word_boundaries_kept(fraction)
+    if kept:
+        lines.append(f"  word boundaries kept by the scrambled segmentation: {min(kept):.3f} … {max(kept):.3f}")
+    return "\n".join(lines)

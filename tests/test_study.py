@@ -1,0 +1,332 @@
+"""The data-size study's reading: the primary family, A48, the secondary readings, controls, refusals."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+import statistics
+import subprocess
+import sys
+
+import pytest
+
+from lessons_lib.errors import CourseInputError
+from lessons_lib.evaluation.metrics import accuracy_at_threshold, dev_tuned_threshold, rank_auc
+from lessons_lib.syntax_bias.config import ExperimentConfig
+from lessons_lib.syntax_bias.results import DataSummary, EpochRecord, ExperimentResult, RunRecord
+from lessons_lib.syntax_bias.study import a48_verdict, control_target, load_study
+
+N_TEST, N_DEV = 200, 40
+TEST_LABELS = [i % 2 for i in range(N_TEST)]
+DEV_LABELS = [i % 2 for i in range(N_DEV)]
+PAIRS = {"train": "a" * 64, "dev": "b" * 64, "test": "c" * 64}
+PROVENANCE = {"code_commit": "abc", "code_modified": False, "device": "cpu", "device_name": "cpu x",
+              "cpu_capability": "AVX2", "torch": "2", "threads": 1}
+
+
+def _calls(labels, wrong: int, offset: int = 0) -> list[int]:
+    return [1 - y if offset <= i < offset + wrong else y for i, y in enumerate(labels)]
+
+
+def _result(fraction, variant, seed, wrong, dev_wrong=10, bias=0.5, parser_noise=0.0, scramble=False, **edit):
+    """A study file: one run, wrong on ``wrong`` test pairs (the first ones)."""
+    test_calls, dev_calls = _calls(TEST_LABELS, wrong), _calls(DEV_LABELS, dev_wrong)
+    prob = lambda calls: [0.8 if c == 1 else 0.2 for c in calls]
+    epochs = [EpochRecord(1, 0.5, 0.5, None, 1.0, bias if variant == "learned" else None)]
+    run = RunRecord(variant, seed, 1 - dev_wrong / N_DEV, 1 - wrong / N_TEST, 0.5, 0.5, epochs, test_calls,
+                    chosen_epoch=1, optimizer_steps=10, dev_predictions=dev_calls, dev_probabilities=prob(dev_calls),
+                    test_probabilities=prob(test_calls))
+    data = DataSummary("argument", "lcqmc", 10, 1000, N_DEV, N_TEST, 50, 10, parser_noise, dict(PAIRS),
+                       train_subset_sha256=f"{fraction}-{seed}", word_boundaries_kept=0.4 if scramble else None)
+    config = ExperimentConfig(variants=[variant], seeds=[seed], train_fraction=fraction, subset_seed=seed,
+                              parser_noise=parser_noise, scramble_words=scramble, epoch_choice="best_dev")
+    result = ExperimentResult(config, data, {}, [run], {}, [], [], ["lessons", "experiment"], list(TEST_LABELS),
+                              list(DEV_LABELS), dict(PROVENANCE))
+    blob = result.to_json()
+    for path, value in edit.items():  # e.g. provenance__code_modified=True
+        *keys, last = path.split("__")
+        target = blob
+        for key in keys:
+            target = target[int(key)] if key.isdigit() else target[key]
+        target[last] = value
+    return blob
+
+
+def _write(folder, fraction, name, blob):
+    path = folder / f"f{fraction}" / f"{name}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(blob), encoding="utf-8")
+    return path
+
+
+SEEDS = {0.01: range(100, 110), 0.03: range(300, 310), 0.1: range(1000, 1005)}
+
+
+def _study(folder, gain, seeds=SEEDS, base_wrong=60):
+    """The curve with ``gain(fraction, arm, seed)`` more right test pairs than none."""
+    for fraction, ss in seeds.items():
+        for seed in ss:
+            _write(folder, fraction, f"matchflags-none-seed{seed}", _result(fraction, "none", seed, base_wrong))
+            for arm in ("learned", "hard_mask"):
+                _write(folder, fraction, f"matchflags-{arm}-seed{seed}",
+                       _result(fraction, arm, seed, base_wrong - gain(fraction, arm, seed)))
+    return folder
+
+
+def _gain_at_one_percent(fraction, arm, seed):
+    # +10 pairs on every 1 % seed, nothing at 3 % and 10 %, but a little seed noise so the t-tests have spread
+    jitter = (seed % 2) * 2 - 1
+    return (10 + jitter if fraction == 0.01 else jitter) if arm == "learned" else jitter * (seed % 3 == 0)
+
+
+# --- the statistics against independent computations
+
+
+def test_welch_matches_scipy_with_the_rounded_down_df():
+    scipy_stats = pytest.importorskip("scipy.stats")
+    from lessons_lib.evaluation.significance import welch_t_test
+    a, b = [3, 5, 9, 4, 7, 6, 2, 8, 5, 6], [1, -2, 0, 3, -1]
+    test = welch_t_test(a, b)
+    va, vb = statistics.variance(a) / len(a), statistics.variance(b) / len(b)
+    df = math.floor((va + vb) ** 2 / (va**2 / 9 + vb**2 / 4))
+    t = (statistics.fmean(a) - statistics.fmean(b)) / math.sqrt(va + vb)
+    assert test.df == df
+    assert test.p_value == pytest.approx(2 * scipy_stats.t.sf(abs(t), df), rel=1e-8)
+    half = scipy_stats.t.ppf(0.975, df) * math.sqrt(va + vb)
+    assert (test.low, test.high) == pytest.approx((t * math.sqrt(va + vb) - half, t * math.sqrt(va + vb) + half))
+
+
+def _t_two_sided_by_integration(t: float, df: int) -> float:
+    """2 · P(T > |t|) by Simpson's rule on Student's density (independent of the library's series)."""
+    density = lambda x: (math.gamma((df + 1) / 2) / (math.sqrt(df * math.pi) * math.gamma(df / 2))
+                         * (1 + x * x / df) ** (-(df + 1) / 2))
+    # substitute x = |t| + u / (1 − u) to reach infinity on [0, 1)
+    n, total = 20000, 0.0
+    for i in range(n + 1):
+        u = min(i / n, 1 - 1e-12)
+        x = abs(t) + u / (1 - u)
+        weight = 1 if i in (0, n) else (4 if i % 2 else 2)
+        total += weight * density(x) / (1 - u) ** 2
+    return 2 * total / (3 * n)
+
+
+def test_welch_against_an_integrated_t_density():
+    from lessons_lib.evaluation.significance import welch_t_test
+    a, b = [3, 5, 9, 4, 7, 6, 2, 8, 5, 6], [1, -2, 0, 3, -1]
+    va, vb = statistics.variance(a) / len(a), statistics.variance(b) / len(b)
+    df = math.floor((va + vb) ** 2 / (va**2 / 9 + vb**2 / 4))
+    t = (statistics.fmean(a) - statistics.fmean(b)) / math.sqrt(va + vb)
+    test = welch_t_test(a, b)
+    assert test.df == df and test.difference == pytest.approx(statistics.fmean(a) - statistics.fmean(b))
+    assert test.p_value == pytest.approx(_t_two_sided_by_integration(t, df), rel=1e-5)
+    # the interval's ends are where the test's p would be exactly 0.05
+    half = (test.high - test.low) / 2
+    assert _t_two_sided_by_integration(half / math.sqrt(va + vb), df) == pytest.approx(0.05, rel=1e-5)
+    assert welch_t_test([2, 2], [2, 2]).p_value == 1.0 and welch_t_test([3, 3], [2, 2]).p_value == 0.0
+
+
+def test_exact_permutation_p_values_match_brute_force():
+    from lessons_lib.evaluation.significance import relabelling_p_value, sign_flip_p_value
+    d = [3, -1, 4, 2, 0]
+    flips = [sum(s * v for s, v in zip(signs, d)) for signs in itertools.product((1, -1), repeat=len(d))]
+    assert sign_flip_p_value(d) == sum(abs(x) >= abs(sum(d)) for x in flips) / len(flips)
+    assert sign_flip_p_value([5] * 5) == 2 / 32  # the floor the plan names: 1/16
+    a, b = [4, 6, 5], [1, 2]
+    pooled = a + b
+    observed = abs(statistics.fmean(a) - statistics.fmean(b))
+    splits = list(itertools.combinations(range(5), 3))
+    hits = sum(abs(statistics.fmean([pooled[i] for i in s]) - statistics.fmean([pooled[i] for i in range(5) if i not in s]))
+               >= observed - 1e-12 for s in splits)
+    assert relabelling_p_value(a, b) == hits / len(splits)
+
+
+def test_auc_and_dev_tuned_threshold_by_brute_force():
+    probs, labels = [0.1, 0.4, 0.4, 0.35, 0.8, 0.9, 0.6, 0.4], [0, 0, 1, 1, 1, 1, 0, 1]
+    ones = [p for p, y in zip(probs, labels) if y]
+    zeros = [p for p, y in zip(probs, labels) if not y]
+    brute = sum((p > q) + 0.5 * (p == q) for p in ones for q in zeros) / (len(ones) * len(zeros))
+    assert rank_auc(probs, labels) == pytest.approx(brute)
+    t = dev_tuned_threshold(probs, labels)
+    grid = [i / 1000 for i in range(1001)]
+    best = max(accuracy_at_threshold(probs, labels, g) for g in grid)
+    assert accuracy_at_threshold(probs, labels, t) == best
+    nearest = min((g for g in grid if accuracy_at_threshold(probs, labels, g) == best), key=lambda g: abs(g - 0.5))
+    assert nearest == 0.349  # the brute force: the best range of thresholds ends just below 0.35
+    assert [p > t for p in probs] == [p > nearest for p in probs]  # the same calls as the nearest best threshold
+    # a perfect argmax at 0.5 keeps 0.5
+    assert dev_tuned_threshold([0.2, 0.7, 0.1, 0.9], [0, 1, 0, 1]) == 0.5
+
+
+# --- the primary analysis
+
+
+def test_a_planted_gain_at_one_percent_is_found_and_read_for_a48(tmp_path):
+    study = load_study(_study(tmp_path, _gain_at_one_percent))
+    contrasts = study.primary()
+    assert len(contrasts) == 8
+    by_name = {c.name: c for c in contrasts}
+    gain = by_name["learned − none at 1 %"]
+    assert gain.wins == [10 + (s % 2) * 2 - 1 for s in range(100, 110)]
+    assert gain.mean == pytest.approx(statistics.fmean(gain.wins) / N_TEST)
+    assert gain.significant and gain.sign == 1
+    dod = by_name["(learned − none at 1 %) − (learned − none at 10 %)"]
+    assert dod.significant and dod.sign == 1 and dod.df >= 1
+    assert not by_name["learned − none at 10 %"].significant
+    # Holm: the smallest p times 8 at most, never below the raw p
+    assert all(c.holm_p >= c.p_value for c in contrasts)
+    assert a48_verdict(contrasts) == "support"
+    assert a48_verdict(contrasts, "hard_mask") == "inconclusive"
+
+
+def test_a_planted_null_is_inconclusive_and_a_loss_is_against(tmp_path):
+    null = load_study(_study(tmp_path / "null", lambda f, a, s: (s % 2) * 2 - 1))
+    assert a48_verdict(null.primary()) == "inconclusive"
+    assert all(not c.significant for c in null.primary())
+    loss = load_study(_study(tmp_path / "loss", lambda f, a, s: -10 + (s % 2) if f == 0.01 else (s % 2)))
+    assert a48_verdict(loss.primary()) == "against"
+
+
+def test_equal_counts_give_p_zero_or_one_from_integers(tmp_path):
+    study = load_study(_study(tmp_path, lambda f, a, s: 3 if f == 0.01 else 0))
+    by_name = {c.name: c for c in study.primary()}
+    assert by_name["learned − none at 1 %"].p_value == 0.0
+    assert by_name["learned − none at 10 %"].p_value == 1.0 and by_name["learned − none at 10 %"].sign == 0
+    assert a48_verdict(study.primary()) == "support"
+
+
+def test_partly_when_only_the_difference_of_differences_holds(tmp_path):
+    # 1 %: a noisy gain of +1 pair on average (not significant); 10 %: a steady loss of about 5.6 pairs
+    noisy = [5, -3, 4, -2, 3, -1, 4, -3, 2, 1]
+    gain = lambda f, a, s: noisy[s - 100] if f == 0.01 else (-6 + (s % 2) if f == 0.1 else 0)
+    contrasts = load_study(_study(tmp_path, gain)).primary()
+    by_name = {c.name: c for c in contrasts}
+    assert not by_name["learned − none at 1 %"].significant
+    assert by_name["(learned − none at 1 %) − (learned − none at 10 %)"].significant
+    assert by_name["learned − none at 10 %"].significant and by_name["learned − none at 10 %"].sign == -1
+    assert a48_verdict(contrasts) == "partly"  # a loss at 10 % is not a verdict on A48
+
+
+def _contrast(fraction, holm_p, sign):
+    from lessons_lib.syntax_bias.study import StudyContrast
+    return StudyContrast("c", "learned", fraction, [], [], [], 0.0, 0.0, 0.0, 1, holm_p, sign, 1.0, holm_p)
+
+
+@pytest.mark.parametrize("gain, dod, expected", [
+    ((0.01, +1), (0.01, +1), "support"),
+    ((0.01, -1), (0.9, +1), "against"),
+    ((0.9, +1), (0.01, -1), "against"),
+    ((0.9, +1), (0.01, +1), "partly"),
+    ((0.01, +1), (0.9, +1), "inconclusive"),
+    ((0.05, +1), (0.05, +1), "support"),  # significant when Holm p ≤ 0.05
+    ((0.0, 0), (0.0, +1), "partly"),  # no sign, no significance
+])
+def test_a48_rules(gain, dod, expected):
+    assert a48_verdict([_contrast(0.01, *gain), _contrast(None, *dod)]) == expected
+
+
+# --- secondary and controls
+
+
+def test_secondary_movement_and_bootstrap(tmp_path):
+    study = load_study(_study(tmp_path, _gain_at_one_percent))
+    assert study.movement() == {0.01: 0.5, 0.03: 0.5, 0.1: 0.5}
+    gain = next(c for c in study.primary() if c.name == "learned − none at 1 %")
+    mean, low, high = study.bootstrap(gain)
+    assert mean == pytest.approx(gain.mean) and low <= mean <= high
+    row = study.secondary_runs()[0]
+    assert row["auc"] == pytest.approx(rank_auc(study.run(0.01, "none", 100).test_probabilities, TEST_LABELS))
+
+
+def test_controls_at_the_largest_dev_gain(tmp_path):
+    folder = _study(tmp_path, _gain_at_one_percent)
+    # dev gain: hard_mask at 3 % is best (4 dev pairs more than none on every seed)
+    for seed in SEEDS[0.03]:
+        path = folder / "f0.03" / f"matchflags-hard_mask-seed{seed}.json"
+        blob = json.loads(path.read_text())
+        blob["runs"][0]["dev_predictions"] = _calls(DEV_LABELS, 6)
+        blob["runs"][0]["dev_accuracy"] = 1 - 6 / N_DEV
+        path.write_text(json.dumps(blob))
+        controls = folder / "controls"
+        _write(controls, 0.03, f"random-{seed}", _result(0.03, "hard_mask", seed, 60, parser_noise=1.0))
+        _write(controls, 0.03, f"scrambled-{seed}", _result(0.03, "hard_mask", seed, 62, scramble=True))
+        _write(controls, 0.03, f"window-{seed}", _result(0.03, "window_mask", seed, 61))
+    study = load_study(folder)
+    assert control_target(study) == ("hard_mask", 0.03)
+    (arm, fraction), family, descriptive = study.controls()
+    assert [c.name for c in family] == ["hard_mask − hard_mask · random trees at 3 %",
+                                        "hard_mask · random trees − hard_mask · scrambled words at 3 %",
+                                        "hard_mask − window_mask at 3 %"]
+    assert family[1].wins == [2] * 10 and family[1].p_value == 0.0
+    assert len(descriptive) == 3 and study.word_boundaries_kept(0.03) == [0.4] * 10
+
+
+# --- refusals
+
+
+def _one_seed(folder, **edits):
+    for arm in ("none", "learned", "hard_mask"):
+        _write(folder, 0.01, f"matchflags-{arm}-seed100", _result(0.01, arm, 100, 60, **edits.get(arm, {})))
+    return folder
+
+
+@pytest.mark.parametrize("edits, message", [
+    ({"learned": {"provenance__code_modified": True}}, "provenance.code_modified"),
+    ({"learned": {"provenance__code_commit": "def"}}, "code_commit"),
+    ({"learned": {"provenance__device": "cuda"}}, "inside one fraction"),
+    ({"learned": {"data__train_subset_sha256": "other"}}, "data.train_subset_sha256 differs"),
+    ({"learned": {"data__pairs_sha256": {"train": "a" * 64, "dev": "b" * 64, "test": "d" * 64}}}, "other"),
+    ({"learned": {"runs__0__test_probabilities": []}}, "test_probabilities is missing"),
+    ({"learned": {"runs__0__dev_probabilities": [0.5] * (N_DEV - 1)}}, "dev_probabilities has 39 values"),
+    ({"learned": {"runs__0__test_probabilities": [1.5] * N_TEST}}, "not a probability"),
+    ({"learned": {"runs__0__test_probabilities": [float("nan")] * N_TEST}}, "not a probability"),
+    ({"learned": {"runs__0__epochs__0__bias_max_abs": None}}, "bias_max_abs"),
+    ({"learned": {"runs__0__test_accuracy": 0.99}}, "test_accuracy 0.99 disagrees"),
+    ({"learned": {"runs__0__dev_accuracy": 0.99}}, "dev_accuracy 0.99 disagrees"),
+    ({"learned": {"config__epoch_choice": "last"}}, "config.epoch_choice"),
+    ({"learned": {"config__subset_seed": 7}}, "config.subset_seed"),
+])
+def test_unpairable_files_are_refused_naming_file_and_field(tmp_path, edits, message):
+    folder = _one_seed(tmp_path, **edits)
+    with pytest.raises(CourseInputError) as error:
+        load_study(folder)
+    line = str(error.value)
+    assert line.startswith(str(folder / "f0.01" / "matchflags-learned-seed100.json")), line
+    assert message in line and "\n" not in line
+
+
+def test_two_files_for_one_run_and_a_missing_arm(tmp_path):
+    folder = _one_seed(tmp_path)
+    _write(folder, 0.01, "copy-of-learned", _result(0.01, "learned", 100, 60))
+    with pytest.raises(CourseInputError, match="learned / seed 100 is also in"):
+        load_study(folder)
+    folder = _one_seed(tmp_path / "b")
+    (folder / "f0.01" / "matchflags-hard_mask-seed100.json").unlink()
+    _write(folder, 0.01, "matchflags-none-seed101", _result(0.01, "none", 101, 60))
+    with pytest.raises(CourseInputError, match="seed 100 has no run of hard_mask"):
+        load_study(folder)
+    with pytest.raises(CourseInputError, match="no seed has all"):
+        load_study(folder, partial=True)
+
+
+def test_partial_reads_only_complete_seeds_and_says_so(tmp_path):
+    from lessons_lib.syntax_bias.study import format_a48, format_curve
+    folder = _study(tmp_path, _gain_at_one_percent, seeds={0.01: range(100, 104)})
+    _write(folder, 0.01, "matchflags-none-seed104", _result(0.01, "none", 104, 60))
+    with pytest.raises(CourseInputError):
+        load_study(folder)
+    study = load_study(folder, partial=True)
+    assert study.complete_seeds == {0.01: [100, 101, 102, 103]}
+    assert len(study.primary()) == 2
+    assert format_curve(study).startswith("partial") and format_a48(study).startswith("partial")
+
+
+def test_the_command_end_to_end(tmp_path):
+    folder = _study(tmp_path / "s", _gain_at_one_percent)
+    done = subprocess.run([sys.executable, "-m", "lessons_lib.cli", "study", str(folder)],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "A48 (learned): support" in done.stdout and "== controls" in done.stdout
+    bad = subprocess.run([sys.executable, "-m", "lessons_lib.cli", "study", str(folder), "--expect", "lcqmc"],
+                         capture_output=True, text=True, timeout=120)
+    assert bad.returncode == 2 and bad.stderr.startswith("error: ") and len(bad.stderr.strip().splitlines()) == 1
