@@ -378,6 +378,13 @@ CASES: list[tuple[str, list[str], str]] = [
     ("grid-not-results", ["grid", "{bad_ipynb}"], "{bad_ipynb}: cannot read the results"),
     ("grid-empty-folder", ["grid", "{bad_folder}"], "{bad_folder}: a folder without results files"),
     ("grid-expect-unknown", ["grid", "{root}/r.json", "--expect", "sample"], "argument --expect: invalid choice"),
+    # --- study (the data-size study's folder)
+    ("study-missing", ["study", "{root}/nowhere"], "{root}/nowhere: not a folder of study results"),
+    ("study-a-file", ["study", "{bad_ipynb}"], "{bad_ipynb}: not a folder of study results"),
+    ("study-empty-folder", ["study", "{empty_folder}"], "{empty_folder}: a folder without results files"),
+    ("study-not-results", ["study", "{pred_a}"], "{pred_a}/predictions.json: not the results of `lessons experiment`"),
+    ("study-corrupt-json", ["study", "{pred_corrupt}"], "{pred_corrupt}/predictions.json: cannot read the results"),
+    ("study-expect-unknown", ["study", "{root}", "--expect", "sample"], "argument --expect: invalid choice"),
     ("baseline-out-in-its-data", ["baseline", "--data-dir", "{tiny_data}", "--out", "{tiny_data}/train.tsv"],
      "--out {tiny_data}/train.tsv is inside the data folder {tiny_data} that the command reads"),
     ("baseline-out-over-a-users-file", ["baseline", "--data-dir", "{tiny_data}", "--out", "{afile}"],

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 import random
 import statistics
@@ -135,3 +136,64 @@ def test_holm_multiplies_the_smallest_by_the_family_size_and_stays_monotone():
     assert holm([0.5, 0.001]) == pytest.approx([0.5, 0.002])
     assert holm([0.9, 0.8]) == [1.0, 1.0]  # 2 × 0.8 capped at 1, and never decreasing with rank
     assert holm([]) == []
+
+
+# --- Welch and the exact permutation tests (the data-size study)
+
+
+def test_welch_matches_scipy_with_the_rounded_down_df():
+    scipy_stats = pytest.importorskip("scipy.stats")
+    from lessons_lib.evaluation.significance import welch_t_test
+    a, b = [3, 5, 9, 4, 7, 6, 2, 8, 5, 6], [1, -2, 0, 3, -1]
+    test = welch_t_test(a, b)
+    va, vb = statistics.variance(a) / len(a), statistics.variance(b) / len(b)
+    df = math.floor((va + vb) ** 2 / (va**2 / 9 + vb**2 / 4))
+    t = (statistics.fmean(a) - statistics.fmean(b)) / math.sqrt(va + vb)
+    assert test.df == df
+    assert test.p_value == pytest.approx(2 * scipy_stats.t.sf(abs(t), df), rel=1e-8)
+    half = scipy_stats.t.ppf(0.975, df) * math.sqrt(va + vb)
+    assert (test.low, test.high) == pytest.approx((t * math.sqrt(va + vb) - half, t * math.sqrt(va + vb) + half))
+
+
+def _t_two_sided_by_integration(t: float, df: int) -> float:
+    """2 · P(T > |t|) by Simpson's rule on Student's density (independent of the library's series)."""
+    density = lambda x: (math.gamma((df + 1) / 2) / (math.sqrt(df * math.pi) * math.gamma(df / 2))
+                         * (1 + x * x / df) ** (-(df + 1) / 2))
+    # substitute x = |t| + u / (1 − u) to reach infinity on [0, 1)
+    n, total = 20000, 0.0
+    for i in range(n + 1):
+        u = min(i / n, 1 - 1e-12)
+        x = abs(t) + u / (1 - u)
+        weight = 1 if i in (0, n) else (4 if i % 2 else 2)
+        total += weight * density(x) / (1 - u) ** 2
+    return 2 * total / (3 * n)
+
+
+def test_welch_against_an_integrated_t_density():
+    from lessons_lib.evaluation.significance import welch_t_test
+    a, b = [3, 5, 9, 4, 7, 6, 2, 8, 5, 6], [1, -2, 0, 3, -1]
+    va, vb = statistics.variance(a) / len(a), statistics.variance(b) / len(b)
+    df = math.floor((va + vb) ** 2 / (va**2 / 9 + vb**2 / 4))
+    t = (statistics.fmean(a) - statistics.fmean(b)) / math.sqrt(va + vb)
+    test = welch_t_test(a, b)
+    assert test.df == df and test.difference == pytest.approx(statistics.fmean(a) - statistics.fmean(b))
+    assert test.p_value == pytest.approx(_t_two_sided_by_integration(t, df), rel=1e-5)
+    # the interval's ends are where the test's p would be exactly 0.05
+    half = (test.high - test.low) / 2
+    assert _t_two_sided_by_integration(half / math.sqrt(va + vb), df) == pytest.approx(0.05, rel=1e-5)
+    assert welch_t_test([2, 2], [2, 2]).p_value == 1.0 and welch_t_test([3, 3], [2, 2]).p_value == 0.0
+
+
+def test_exact_permutation_p_values_match_brute_force():
+    from lessons_lib.evaluation.significance import relabelling_p_value, sign_flip_p_value
+    d = [3, -1, 4, 2, 0]
+    flips = [sum(s * v for s, v in zip(signs, d)) for signs in itertools.product((1, -1), repeat=len(d))]
+    assert sign_flip_p_value(d) == sum(abs(x) >= abs(sum(d)) for x in flips) / len(flips)
+    assert sign_flip_p_value([5] * 5) == 2 / 32  # the floor the plan names: 1/16
+    a, b = [4, 6, 5], [1, 2]
+    pooled = a + b
+    observed = abs(statistics.fmean(a) - statistics.fmean(b))
+    splits = list(itertools.combinations(range(5), 3))
+    hits = sum(abs(statistics.fmean([pooled[i] for i in s]) - statistics.fmean([pooled[i] for i in range(5) if i not in s]))
+               >= observed - 1e-12 for s in splits)
+    assert relabelling_p_value(a, b) == hits / len(splits)

@@ -6,7 +6,10 @@
   seeds (no SciPy needed: the t distribution with an integer number of degrees of freedom
   has a closed-form CDF); :func:`paired_t_p_value`: the two-sided paired t-test over seeds, the
   test of a claim about a *method* (each seed a fresh draw of its randomness);
-  :func:`holm`: Holm's step-down correction of a family of p-values.
+  :func:`holm`: Holm's step-down correction of a family of p-values; :func:`welch_t_test`:
+  two independent sets of seeds (e.g. gains at two training sizes), with the Welch–Satterthwaite
+  degrees of freedom rounded down; :func:`sign_flip_p_value` / :func:`relabelling_p_value`: the
+  exact permutation versions of the paired and of the two-sample test, on integer counts.
 - :func:`smallest_significant_wins`, :func:`mcnemar_power`,
   :func:`minimal_detectable_difference`: how large an accuracy difference the exact McNemar
   test on ``n`` pairs can detect, given how many pairs the two models disagree on.
