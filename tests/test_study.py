@@ -225,6 +225,8 @@ def _one_seed(folder, **edits):
     ({"learned": {"runs__0__test_accuracy": 0.99}}, "test_accuracy 0.99 disagrees"),
     ({"learned": {"runs__0__dev_accuracy": 0.99}}, "dev_accuracy 0.99 disagrees"),
     ({"learned": {"config__epoch_choice": "last"}}, "config.epoch_choice"),
+    ({"learned": {"test_labels": [1 - y for y in TEST_LABELS]}}, "test_labels differ"),
+    ({"learned": {"dev_labels": [1 - y for y in DEV_LABELS]}}, "dev_labels differ"),
     ({"learned": {"config__subset_seed": 7}}, "config.subset_seed"),
 ])
 def test_unpairable_files_are_refused_naming_file_and_field(tmp_path, edits, message):
@@ -251,7 +253,7 @@ def test_two_files_for_one_run_and_a_missing_arm(tmp_path):
 
 
 def test_partial_reads_only_complete_seeds_and_says_so(tmp_path):
-    from lessons_lib.syntax_bias.study import format_a48, format_curve
+    from lessons_lib.syntax_bias.study import format_a48, format_controls, format_curve, format_secondary
     folder = _study(tmp_path, _gain_at_one_percent, seeds={0.01: range(100, 104)})
     _write(folder, 0.01, "matchflags-none-seed104", _result(0.01, "none", 104, 60))
     with pytest.raises(CourseInputError):
@@ -259,7 +261,18 @@ def test_partial_reads_only_complete_seeds_and_says_so(tmp_path):
     study = load_study(folder, partial=True)
     assert study.complete_seeds == {0.01: [100, 101, 102, 103]}
     assert len(study.primary()) == 2
-    assert format_curve(study).startswith("partial") and format_a48(study).startswith("partial")
+    for text in (format_curve(study), format_a48(study), format_secondary(study), format_controls(study)):
+        assert text.startswith("partial: only complete seeds read (1 %: seeds 100, 101, 102, 103)")
+
+
+def test_without_partial_every_primary_fraction_needs_the_plans_seeds(tmp_path):
+    folder = _study(tmp_path, _gain_at_one_percent, seeds={**SEEDS, 0.1: range(1000, 1004)})
+    with pytest.raises(CourseInputError, match="fraction 0.1 has seeds \\[1000, 1001, 1002, 1003\\], the plan's are 1000–1004"):
+        load_study(folder)
+    folder = _study(tmp_path / "no3", _gain_at_one_percent, seeds={0.01: SEEDS[0.01], 0.1: SEEDS[0.1]})
+    with pytest.raises(CourseInputError, match="fraction 0.03 has seeds \\[\\]"):
+        load_study(folder)
+    assert len(load_study(folder, partial=True).primary()) == 6  # 1 % and 10 % and both differences of differences
 
 
 def test_the_command_end_to_end(tmp_path):
