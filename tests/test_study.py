@@ -179,6 +179,21 @@ def test_secondary_movement_and_bootstrap(tmp_path):
     assert row["auc"] == pytest.approx(rank_auc(study.run(0.01, "none", 100).test_probabilities, TEST_LABELS))
 
 
+def test_the_control_target_ties_to_the_smaller_fraction(tmp_path):
+    study = load_study(_study(tmp_path, _gain_at_one_percent))  # every dev gain is 0: a tie everywhere
+    assert control_target(study) == ("learned", 0.01)
+
+
+def test_one_and_ten_percent_must_share_commit_and_device(tmp_path):
+    folder = _study(tmp_path, _gain_at_one_percent)
+    for path in (folder / "f0.1").glob("*.json"):
+        blob = json.loads(path.read_text())
+        blob["provenance"]["code_commit"] = "other"
+        path.write_text(json.dumps(blob))
+    with pytest.raises(CourseInputError, match="f0.1/.*provenance .* differs from .*f0.01/.*1 % and 10 %"):
+        load_study(folder)
+
+
 def test_controls_at_the_largest_dev_gain(tmp_path):
     folder = _study(tmp_path, _gain_at_one_percent)
     # dev gain: hard_mask at 3 % is best (4 dev pairs more than none on every seed)

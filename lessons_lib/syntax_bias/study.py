@@ -310,9 +310,9 @@ def _check_probabilities(where: str, name: str, values: list, labels: list) -> N
         raise CourseInputError(f"{where}: {name} is missing (written by an older course); run its command again")
     if len(values) != len(labels):
         raise CourseInputError(f"{where}: {name} has {len(values)} values for {len(labels)} labels")
-    bad = next((v for v in values if not _is_probability(v)), None)
-    if bad is not None or any(not _is_probability(v) for v in values):
-        raise CourseInputError(f"{where}: {name} holds {bad!r}, not a probability in [0, 1]")
+    index = next((i for i, v in enumerate(values) if not _is_probability(v)), None)
+    if index is not None:
+        raise CourseInputError(f"{where}: {name}[{index}] is {values[index]!r}, not a probability in [0, 1]")
 
 
 def _read_run(path: Path, result: ExperimentResult) -> StudyRun:
