@@ -311,8 +311,8 @@ def test_the_repository_address_is_shown_where_given(tmp_path, capsys):
 
 
 def test_readme_sections_cited_in_a_lesson_link_to_them(site):
-    links = {a["href"] for a in _soup(_lesson(site, "06")).select("a.readme-link")}
-    assert "readme.html#presets" in links and "readme.html#training-on-lcqmc-from-the-command-line" in links
+    links = {lesson: {a["href"] for a in _soup(_lesson(site, lesson)).select("a.readme-link")} for lesson in ("06", "10")}
+    assert "readme.html#presets" in links["06"] and "readme.html#training-on-lcqmc-from-the-command-line" in links["10"]
 
 
 PAYLOADS = [
