@@ -76,6 +76,14 @@ def _lock_holder(folder: Path, wait_for: Path | None = None) -> subprocess.Popen
     return holder
 
 
+def _end(process: subprocess.Popen) -> None:
+    """Kill ``process`` (SIGKILL: it never removes its lock file) and close its pipe."""
+    process.kill()
+    process.wait()
+    if process.stdout:
+        process.stdout.close()
+
+
 def _train(out: Path, capsys, *extra: str) -> tuple[int, str, str]:
     return _run(["train", "--out", out, *TINY, *extra], capsys)
 
@@ -110,8 +118,7 @@ class TestOneCommandPerFolder:
         try:
             code, text, err = _train(out, capsys)
         finally:
-            holder.kill()
-            holder.wait()
+            _end(holder)
         line = _one_error_line(err)
         assert code == 2 and f"{out} is in use by another command (process {holder.pid})" in line
         assert "epoch 1:" not in text and _snapshot(out) == {LOCK_NAME: f"{holder.pid}\n".encode()}
@@ -124,8 +131,7 @@ class TestOneCommandPerFolder:
         try:
             if left == "killed holder":
                 holder = _lock_holder(out)
-                holder.kill()  # SIGKILL: the holder never removes its file, the kernel drops its lock
-                holder.wait()
+                _end(holder)
                 assert (out / LOCK_NAME).read_text(encoding="utf-8") == f"{holder.pid}\n"
             else:
                 content = {"live unrelated process": f"{other.pid}\n", "empty": "", "text": "not a pid"}[left]
@@ -137,6 +143,28 @@ class TestOneCommandPerFolder:
         assert code == 0, err
         assert not (out / LOCK_NAME).exists() and (out / "checkpoint.pt").is_file()
 
+    def test_the_lock_leaves_no_descriptor_open_whether_taken_refused_or_broken(self, tmp_path):
+        from lessons_lib.files import file_lock, folder_lock
+
+        def open_descriptors() -> set[str]:
+            return set(os.listdir("/proc/self/fd"))
+
+        broken = tmp_path / "broken"
+        (broken / LOCK_NAME).mkdir(parents=True)  # a lock that is a folder
+        busy = tmp_path / "busy"
+        busy.mkdir()
+        holder = _lock_holder(busy)
+        try:
+            before = open_descriptors()
+            with folder_lock(tmp_path), folder_lock(tmp_path), file_lock(tmp_path / "r.json"):
+                assert len(open_descriptors() - before) == 2  # one per lock file, the nested one shared
+            for refused in (busy, broken):
+                with pytest.raises(CourseInputError), folder_lock(refused):
+                    pass
+            assert open_descriptors() == before
+        finally:
+            _end(holder)
+
     def test_two_processes_racing_for_one_lock_one_wins_and_a_killed_winner_frees_it(self, tmp_path):
         start = tmp_path / "go"
         racers = [_lock_holder(tmp_path, wait_for=start) for _ in range(2)]
@@ -146,15 +174,12 @@ class TestOneCommandPerFolder:
             assert sorted(outcomes) == ["held", "refused"], outcomes
             winner = racers[outcomes.index("held")]
             assert (tmp_path / LOCK_NAME).read_text(encoding="utf-8") == f"{winner.pid}\n"
-            winner.kill()
-            winner.wait()
+            _end(winner)
             again = _lock_holder(tmp_path)
-            again.kill()
-            again.wait()
+            _end(again)
         finally:
             for racer in racers:
-                racer.kill()
-                racer.wait()
+                _end(racer)
 
     def test_two_real_runs_on_one_folder_leave_one_consistent_run(self, tmp_path):
         out = tmp_path / "run"
