@@ -358,6 +358,32 @@ def _running(pid: int) -> bool:
         return False
 
 
+def _session(sid: int) -> list[int]:
+    """The running processes of session ``sid`` (a command started in a session of its own, and all it started)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        try:
+            fields = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split() if entry.isdigit() else None
+        except OSError:
+            continue
+        if fields and int(fields[3]) == sid and fields[0] != "Z":
+            found.append(int(entry))
+    return found
+
+
+def _only_the_trackers_semaphore_warning(err: str) -> bool:
+    lines = err.strip().splitlines()
+    return (len(lines) == 2 and "resource_tracker: There appear to be 1 leaked semaphore objects" in lines[0]
+            and lines[1].strip().startswith("warnings.warn("))
+
+
+def _command_line(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")[:200]
+    except OSError:
+        return "?"
+
+
 def _until(condition, seconds: float = 240.0) -> None:
     deadline = time.monotonic() + seconds
     while not condition():
@@ -396,13 +422,29 @@ class TestCtrlCOnTheConsole:
         assert out.strip().splitlines()[-1].startswith("interrupted; ")
         assert notebook.read_bytes() == before
 
-    def test_experiment_while_its_workers_start_ends_with_one_line(self, tmp_path):
+    @pytest.mark.parametrize("when", ["workers start", "workers train"])
+    def test_experiment_with_workers_ends_with_one_line_and_no_process_left(self, tmp_path, when):
         command = _experiment_with_workers(tmp_path / "r.json")
-        _until(lambda: len(_children(command.pid)) >= 2)  # the workers (and resource tracker) are starting
+        if when == "workers start":
+            _until(lambda: len(_children(command.pid)) >= 2)  # the workers (and resource tracker) are starting
+        else:
+            _until(lambda: len(list((tmp_path / "r_runs").glob("*/checkpoint.pt"))) >= 1)
+        started = _session(command.pid)
         os.killpg(command.pid, signal.SIGINT)
         out, err = command.communicate(timeout=120)
-        assert command.returncode == 130 and "Traceback" not in err, err
-        assert out.strip().splitlines()[-1].startswith("interrupted; ")
+        try:
+            _until(lambda: not _session(command.pid), seconds=20)
+        finally:
+            left = {pid: _command_line(pid) for pid in _session(command.pid)}
+            for pid in left:
+                os.kill(pid, signal.SIGKILL)
+        assert len(started) >= 3 and not left, left  # the command, its workers and the resource tracker had run
+        assert command.returncode == 130 and out.strip().splitlines()[-1].startswith("interrupted; "), err
+        if _only_the_trackers_semaphore_warning(err):
+            # A worker ends at Ctrl-C with os._exit, so the multiprocessing lock that tqdm's progress bar creates in
+            # it is never released by the worker; the resource tracker releases it and says so.
+            pytest.xfail("a worker stopped by Ctrl-C leaves tqdm's multiprocessing lock to the resource tracker")
+        assert err == "", err  # no traceback, no resource tracker warning
 
     def test_experiment_killed_leaves_no_worker_behind(self, tmp_path):
         command = _experiment_with_workers(tmp_path / "r.json")
