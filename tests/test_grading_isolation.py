@@ -254,6 +254,28 @@ def test_the_fallback_isolation_is_reported_and_still_grades_on_the_trusted_side
     assert {name: entry["score"] for name, entry in report["students"].items()} == {"alice": 2, "dave_patches": 0}
 
 
+def test_named_namespaces_keep_each_session_to_its_own_copy(tmp_path):
+    """``--isolation namespaces``: a neighbour's original, the report and the kernel's settings stay out of reach."""
+    try:
+        isolation = choose_isolation("namespaces")
+    except Exception as error:  # not available on this machine: the level refuses, naming why
+        pytest.skip(str(error))
+    (tmp_path / "reference").mkdir()
+    nbformat.write(_reference(), tmp_path / "reference" / NOTEBOOK)
+    students = _class(tmp_path)
+    _write_class(tmp_path, {name: students[name] for name in ("alice", "bob_overwrites", "carol_reads", "kim_sysctl")})
+    alice = tmp_path / "submissions" / "alice" / NOTEBOOK
+    alice_before = alice.read_bytes()
+    report = grade_submissions(tmp_path / "submissions", tmp_path / "grades", tmp_path / "reference",
+                               limits=LIMITS, isolation=isolation, seed=5)
+    assert alice.read_bytes() == alice_before
+    assert json.loads((tmp_path / "grades" / "grades.json").read_text(encoding="utf-8")) == report
+    bob, carol, kim = (_grade(report, name) for name in ("bob_overwrites", "carol_reads", "kim_sysctl"))
+    assert (bob["score"], carol["score"], kim["score"]) == (1, 0, 2)
+    assert "FileNotFoundError" in {name for _, name in carol["cell_errors"]}
+    assert {name for _, name in kim["cell_errors"]} & {"OSError", "PermissionError"}, kim  # the write was refused
+
+
 def _probe_script(outside: Path) -> list[str]:
     code = (
         "import os, socket\n"

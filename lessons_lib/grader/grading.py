@@ -548,7 +548,7 @@ def _grade_all(submissions: Path, students: list[Path], out_dir: Path, reference
             except (CourseInputError, OSError) as error:
                 notes[student.name] = f"not graded: {error}"
         _check_references(Path(staging), reference_dir)
-        hidden = [submissions.resolve(), Path(staging).resolve(), out_dir.resolve()]
+        hidden = [submissions.resolve(), Path(staging).resolve(), out_dir.resolve(), reference_dir.resolve()]
         for student in students:
             entry = report["students"][student.name] = {"score": 0, "total": 0, "notebooks": {},
                                                           "note": notes[student.name]}

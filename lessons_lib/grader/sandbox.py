@@ -15,9 +15,12 @@ without it, since the two others do not isolate files: a weaker level must be as
     namespace would map the sandbox user to host uid 0, so bubblewrap runs without one and
     ``setpriv`` (util-linux) makes the process the host's ``nobody`` (uid 65534) first.
 ``namespaces``
-    ``unshare`` (util-linux) gives a new network, PID and mount namespace: no network, no
-    view of other processes, and all its processes die with it. Files are *not* isolated:
-    the process can read and write whatever the grader's user can.
+    ``unshare`` (util-linux) gives a new user, network, PID and mount namespace: no network,
+    no view of other processes, and all its processes die with it. Inside, the submissions,
+    the grader's staging area and report and the solution notebooks are covered (each session
+    works on its own copy), the Python installation, the course package and ``/proc/sys``
+    are read-only, and the process has no capabilities (see :func:`_confining_script`).
+    Other files are *not* isolated: it can read and write what the grader's user can.
 ``process``
     Only a process of its own, in a session of its own, in a temporary folder. No network
     or file isolation at all: use it for trusted submissions only.
@@ -78,8 +81,10 @@ _DESCRIPTIONS = {
                    "files (read-only, copied into a private /tmp of bounded size), the system and the course "
                    "package read-only, no network, no other process, an unprivileged user (nobody when graded "
                    "as root), /proc/sys read-only; time, memory and process limits"),
-    "namespaces": ("own network, PID and mount namespaces (unshare): no network, no other process; files are NOT "
-                   "isolated (it can read and write what the grader's user can); time, memory and process limits"),
+    "namespaces": ("own user, network, PID and mount namespaces (unshare): no network, no other process; the "
+                   "submissions, the report and the solutions out of sight, the course package and /proc/sys "
+                   "read-only, no capabilities; other files are NOT isolated (it can read and write what the "
+                   "grader's user can); time, memory and process limits"),
     "process": ("own process and temporary folder only: NO network or file isolation (it can read and write what "
                 "the grader's user can); time, memory and process limits"),
 }
@@ -253,8 +258,37 @@ def sandbox_command(isolation: Isolation, argv: Sequence[str], input_dir: Path, 
         return _bubblewrap_command(argv, input_dir, env, limits, hidden, isolation.user_namespace)
     if isolation.name == "namespaces":
         return [shutil.which("unshare") or "unshare", "--user", "--map-root-user", "--net", "--pid", "--fork",
-                "--kill-child", "--mount-proc", "--", *argv]
+                "--kill-child", "--mount-proc", "--", "/bin/sh", "-c", _confining_script(hidden), "sh", *argv]
     return list(argv)
+
+
+def _confining_script(hidden: Sequence[Path]) -> str:
+    """The shell script that confines a ``namespaces`` session's files, then runs its command (``"$@"``).
+
+    It runs as the root of the session's own user and mount namespaces, so its mounts are the
+    session's alone: each of ``hidden`` (the submissions, the grader's staging area and report,
+    the solution notebooks) is covered by an empty ``tmpfs``, or made read-only where the
+    course's package lies inside it; the Python installation, the course package and data and
+    ``/proc/sys`` are made read-only. ``setpriv`` then drops every capability before the
+    command starts, so nothing in the session can undo a mount (and a user namespace it makes
+    itself gets the mounts locked).
+    """
+    import shlex
+
+    mount = shlex.quote(shutil.which("mount") or "mount")
+    needed = _readonly_paths(hidden)
+    lines = ["set -e", f"{mount} --bind -o ro /proc/sys /proc/sys"]
+    for path in needed:
+        lines.append(f"{mount} --bind -o ro {shlex.quote(str(path))} {shlex.quote(str(path))}")
+    for folder in sorted({Path(h).resolve() for h in hidden if Path(h).is_dir()}, key=lambda p: len(p.parts)):
+        target = shlex.quote(str(folder))
+        if any(folder == p or folder in p.parents for p in needed):
+            lines.append(f"{mount} --bind -o ro {target} {target}")
+        else:
+            lines.append(f"{mount} -t tmpfs -o size=64k,mode=0555 lessons-hidden {target}")
+    setpriv = shlex.quote(shutil.which("setpriv") or "setpriv")
+    lines.append(f'exec {setpriv} --inh-caps=-all --bounding-set=-all --no-new-privs -- "$@"')
+    return "\n".join(lines)
 
 
 def launch_environment(isolation: Isolation, env: Mapping[str, str]) -> dict[str, str]:
@@ -309,8 +343,8 @@ def _probe(name: str, user_namespace: bool = True) -> str:
     if name == "bubblewrap" and _as_root() and shutil.which("setpriv") is None:
         return ("setpriv (util-linux) is not installed: as root it is what runs the sandbox as the unprivileged "
                 "user nobody; install util-linux, or grade as an unprivileged user")
-    if name == "namespaces" and shutil.which("unshare") is None:
-        return "unshare is not installed (util-linux)"
+    if name == "namespaces" and not all(shutil.which(tool) for tool in ("unshare", "mount", "setpriv")):
+        return "unshare, mount or setpriv is not installed (util-linux)"
     with tempfile.TemporaryDirectory() as tmp:
         argv = [sys.executable, "-I", "-c", "import socket, sys; sys.stdout.write('ok')"]
         try:
