@@ -29,7 +29,10 @@ At every level the process gets a clean environment and the limits of :class:`Li
 a wall-clock deadline (the caller kills the session), an address-space limit per process,
 a limit on the size of any file it writes and on the number of processes (threads included)
 its user may run; the worker applies them to itself with
-``setrlimit`` before any untrusted code starts (its children inherit them).
+``setrlimit`` before any untrusted code starts (its children inherit them). Where the machine
+lets the grader create one, each session also runs in a pids cgroup of its own
+(:class:`PidsCgroup`), which limits the session's processes whoever runs them and lets the
+grader kill every one of them; :func:`process_limit_in_force` says which limit applies.
 
 :func:`sandbox_command` turns a command into the command that runs it at a given level;
 :func:`run_isolated` runs one to completion (used by tests and by the probe that decides
@@ -63,6 +66,9 @@ __all__ = [
     "launch_environment",
     "kill_session",
     "run_isolated",
+    "PidsCgroup",
+    "pids_cgroup_problem",
+    "process_limit_in_force",
 ]
 
 ISOLATIONS = ("bubblewrap", "namespaces", "process")
@@ -102,8 +108,9 @@ class Limits:
         memory_mb: address space of each process, in MiB.
         disk_mb: bubblewrap: the size of the sandbox's private ``/tmp``; every level: the
             largest file a process may write.
-        processes: the most processes and threads the sandbox's user may run (``RLIMIT_NPROC``;
-            a kernel with its libraries runs a few dozen threads).
+        processes: the most processes and threads of one session (its pids cgroup's ``pids.max``
+            where one can be made) and of the sandbox's user (``RLIMIT_NPROC``); a kernel with
+            its libraries runs a few dozen threads.
     """
 
     notebook_seconds: float = 1200.0
@@ -307,15 +314,168 @@ def run_isolated(isolation: Isolation, argv: Sequence[str], input_dir: Path, lim
     sandboxed = isolation.name == "bubblewrap"
     env = dict(env) if env is not None else sandbox_environment(f"{SANDBOX_TMP}/home" if sandboxed else str(input_dir / ".home"))
     command = sandbox_command(isolation, argv, input_dir, env, limits)
-    process = subprocess.Popen(command, cwd=None if sandboxed else input_dir, env=launch_environment(isolation, env),
-                               stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                               text=True, start_new_session=True)
+    cgroup = PidsCgroup.create(limits.processes)
     try:
-        out, err = process.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        kill_session(process)
-        out, err = process.communicate()
+        process = subprocess.Popen(cgroup.enter(command) if cgroup else command, cwd=None if sandboxed else input_dir,
+                                   env=launch_environment(isolation, env), stdin=subprocess.DEVNULL,
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+        try:
+            out, err = process.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            kill_session(process)
+            out, err = process.communicate()
+    finally:
+        if cgroup is not None:
+            cgroup.close()
     return subprocess.CompletedProcess(command, process.returncode, out, err)
+
+
+class PidsCgroup:
+    """A pids cgroup of its own for one sandboxed session: at most ``limit`` processes and threads in it.
+
+    ``RLIMIT_NPROC`` counts per host user, so sessions that share a user (every bubblewrap
+    sandbox graded as root runs as ``nobody``) share it, and root's processes ignore it. A
+    cgroup's ``pids.max`` counts only the session's own processes, whoever runs them, and the
+    cgroup lists every one of them, so :meth:`close` kills them all.
+
+    Use :meth:`create`, which returns ``None`` (and :func:`pids_cgroup_problem` says why)
+    where the machine lets this process create none: cgroup v2 with the ``pids`` controller
+    enabled for this process's cgroup's children, else the cgroup v1 ``pids`` hierarchy.
+    """
+
+    def __init__(self, path: Path, version: str) -> None:
+        self.path = path
+        self.version = version
+
+    @classmethod
+    def create(cls, limit: int) -> "PidsCgroup | None":
+        """A fresh cgroup holding at most ``limit`` processes, or ``None`` where none can be made here."""
+        import secrets
+
+        place = _pids_parent()
+        if isinstance(place, str):
+            return None
+        parent, version = place
+        path = parent / f"lessons-grade-{os.getpid()}-{secrets.token_hex(4)}"
+        try:
+            path.mkdir()
+        except OSError:
+            return None
+        cgroup = cls(path, version)
+        try:
+            (path / "pids.max").write_text(f"{limit}\n", encoding="ascii")
+        except OSError:
+            cgroup.close()
+            return None
+        return cgroup
+
+    def enter(self, command: Sequence[str]) -> list[str]:
+        """``command`` preceded by a shell that moves itself into the cgroup, then becomes the command."""
+        procs = str(self.path / "cgroup.procs")
+        return ["/bin/sh", "-c", 'echo $$ > "$0" && exec "$@"', procs, *command]
+
+    def close(self) -> None:
+        """Kill every process left in the cgroup and remove it."""
+        import signal
+        import time
+
+        deadline = time.monotonic() + 5.0
+        while True:
+            try:
+                pids = [int(pid) for pid in (self.path / "cgroup.procs").read_text(encoding="ascii").split()]
+            except (OSError, ValueError):
+                pids = []
+            for pid in pids:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except (ProcessLookupError, PermissionError):
+                    pass
+            try:
+                self.path.rmdir()
+                return
+            except FileNotFoundError:
+                return
+            except OSError:
+                if time.monotonic() > deadline:
+                    return
+                time.sleep(0.05)
+
+
+def _own_cgroup(controller: str) -> str | None:
+    """This process's cgroup path in the hierarchy of ``controller`` (``""``: the v2 unified hierarchy)."""
+    try:
+        lines = Path("/proc/self/cgroup").read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return None
+    for line in lines:
+        number, controllers, path = (line.split(":", 2) + ["", ""])[:3]
+        if (controllers == "" and controller == "" and number == "0") or controller in controllers.split(","):
+            return path
+    return None
+
+
+def _cgroup_mounts() -> list[tuple[str, str, str, list[str]]]:
+    """``(type, root inside the hierarchy, mount point, super options)`` of each cgroup mount (/proc/self/mountinfo)."""
+    found = []
+    try:
+        lines = Path("/proc/self/mountinfo").read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return found
+    for line in lines:
+        head, _, tail = line.partition(" - ")
+        fields, rest = head.split(), tail.split()
+        if len(fields) >= 5 and len(rest) >= 3 and rest[0] in ("cgroup", "cgroup2"):
+            found.append((rest[0], fields[3], fields[4], rest[2].split(",")))
+    return found
+
+
+def _pids_parent() -> "tuple[Path, str] | str":
+    """Where this process may create a pids cgroup: ``(its own cgroup's folder, "v2" or "v1")``, else why not."""
+    mounts = _cgroup_mounts()
+    for kind, root, point, options in mounts:
+        own = _own_cgroup("" if kind == "cgroup2" else "pids")
+        if own is None or (kind == "cgroup" and "pids" not in options):
+            continue
+        relative = os.path.relpath(own, root)
+        if relative.startswith(".."):
+            continue
+        folder = Path(point) / relative if relative != "." else Path(point)
+        if kind == "cgroup2":
+            try:
+                enabled = (folder / "cgroup.subtree_control").read_text(encoding="ascii").split()
+            except OSError:
+                continue
+            if "pids" not in enabled:
+                continue
+        if os.access(folder, os.W_OK):
+            return folder, "v2" if kind == "cgroup2" else "v1"
+    if not mounts:
+        return "no cgroup file system is mounted"
+    return "this process may not create a cgroup with the pids controller (none delegated to it)"
+
+
+@functools.lru_cache(maxsize=None)
+def pids_cgroup_problem() -> str:
+    """``""`` where a session's pids cgroup can be created (and it was tried), else why not (one line)."""
+    place = _pids_parent()
+    if isinstance(place, str):
+        return place
+    probe = PidsCgroup.create(32)
+    if probe is None:
+        return f"cannot create a cgroup with a process limit under {place[0]}"
+    probe.close()
+    return ""
+
+
+def process_limit_in_force(limits: Limits) -> str:
+    """What limits a session's processes here, in words (recorded in the grading report)."""
+    problem = pids_cgroup_problem()
+    nproc = f"RLIMIT_NPROC {limits.processes} for the sandbox's user"
+    if not problem:
+        place = _pids_parent()
+        version = place[1] if not isinstance(place, str) else "?"
+        return f"a pids cgroup ({version}) of its own per session: pids.max {limits.processes}; and {nproc}"
+    return f"{nproc} only ({problem}; root's processes ignore it, and sessions of one user share it)"
 
 
 def kill_session(process: subprocess.Popen) -> None:
