@@ -254,6 +254,54 @@ def test_the_fallback_isolation_is_reported_and_still_grades_on_the_trusted_side
     assert {name: entry["score"] for name, entry in report["students"].items()} == {"alice": 2, "dave_patches": 0}
 
 
+def test_named_namespaces_keep_each_session_to_its_own_copy(tmp_path):
+    """``--isolation namespaces``: a neighbour's original, the report and the kernel's settings stay out of reach."""
+    try:
+        isolation = choose_isolation("namespaces")
+    except Exception as error:  # not available on this machine: the level refuses, naming why
+        pytest.skip(str(error))
+    (tmp_path / "reference").mkdir()
+    nbformat.write(_reference(), tmp_path / "reference" / NOTEBOOK)
+    students = _class(tmp_path)
+    _write_class(tmp_path, {name: students[name] for name in ("alice", "bob_overwrites", "carol_reads", "kim_sysctl")})
+    alice = tmp_path / "submissions" / "alice" / NOTEBOOK
+    alice_before = alice.read_bytes()
+    report = grade_submissions(tmp_path / "submissions", tmp_path / "grades", tmp_path / "reference",
+                               limits=LIMITS, isolation=isolation, seed=5)
+    assert alice.read_bytes() == alice_before
+    assert json.loads((tmp_path / "grades" / "grades.json").read_text(encoding="utf-8")) == report
+    bob, carol, kim = (_grade(report, name) for name in ("bob_overwrites", "carol_reads", "kim_sysctl"))
+    assert (bob["score"], carol["score"], kim["score"]) == (1, 0, 2)
+    assert "FileNotFoundError" in {name for _, name in carol["cell_errors"]}
+    assert {name for _, name in kim["cell_errors"]} & {"OSError", "PermissionError"}, kim  # the write was refused
+
+
+@pytest.mark.parametrize("level", ["auto", "namespaces"])
+def test_a_fork_bomb_stops_at_the_sessions_own_process_limit(tmp_path, level, grading_isolation):
+    """600 sleeping children: stopped by the session's pids cgroup, or by RLIMIT_NPROC where it holds (not for root)."""
+    from lessons_lib.grader.sandbox import pids_cgroup_problem
+
+    try:
+        isolation = choose_isolation(level if level == "namespaces" else grading_isolation)
+    except Exception as error:  # not available on this machine: the level refuses, naming why
+        pytest.skip(str(error))
+    cgroup_problem = pids_cgroup_problem()
+    if cgroup_problem and (os.geteuid() == 0 and isolation.name != "bubblewrap"):
+        pytest.skip(f"no process limit can be set here: no pids cgroup ({cgroup_problem}), and root's processes "
+                    "ignore RLIMIT_NPROC")
+    (tmp_path / "reference").mkdir()
+    nbformat.write(_reference(), tmp_path / "reference" / NOTEBOOK)
+    _write_class(tmp_path, {"leo_forks": _class(tmp_path)["leo_forks"]})
+    report = grade_submissions(tmp_path / "submissions", tmp_path / "grades", tmp_path / "reference",
+                               limits=LIMITS, isolation=isolation, seed=6)
+    leo = _grade(report, "leo_forks")
+    assert "BlockingIOError" in {name for _, name in leo["cell_errors"]}, leo
+    assert leo["status"] == "graded" and leo["score"] == 2
+    limit = report["isolation"]["process_limit"]
+    assert ("pids cgroup" in limit) == (not cgroup_problem) and f"{LIMITS.processes}" in limit, limit
+    assert f"process limit: {limit}" in (tmp_path / "grades" / "grades.txt").read_text(encoding="utf-8")
+
+
 def _probe_script(outside: Path) -> list[str]:
     code = (
         "import os, socket\n"

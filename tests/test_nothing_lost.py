@@ -76,6 +76,14 @@ def _lock_holder(folder: Path, wait_for: Path | None = None) -> subprocess.Popen
     return holder
 
 
+def _end(process: subprocess.Popen) -> None:
+    """Kill ``process`` (SIGKILL: it never removes its lock file) and close its pipe."""
+    process.kill()
+    process.wait()
+    if process.stdout:
+        process.stdout.close()
+
+
 def _train(out: Path, capsys, *extra: str) -> tuple[int, str, str]:
     return _run(["train", "--out", out, *TINY, *extra], capsys)
 
@@ -110,8 +118,7 @@ class TestOneCommandPerFolder:
         try:
             code, text, err = _train(out, capsys)
         finally:
-            holder.kill()
-            holder.wait()
+            _end(holder)
         line = _one_error_line(err)
         assert code == 2 and f"{out} is in use by another command (process {holder.pid})" in line
         assert "epoch 1:" not in text and _snapshot(out) == {LOCK_NAME: f"{holder.pid}\n".encode()}
@@ -124,8 +131,7 @@ class TestOneCommandPerFolder:
         try:
             if left == "killed holder":
                 holder = _lock_holder(out)
-                holder.kill()  # SIGKILL: the holder never removes its file, the kernel drops its lock
-                holder.wait()
+                _end(holder)
                 assert (out / LOCK_NAME).read_text(encoding="utf-8") == f"{holder.pid}\n"
             else:
                 content = {"live unrelated process": f"{other.pid}\n", "empty": "", "text": "not a pid"}[left]
@@ -137,6 +143,28 @@ class TestOneCommandPerFolder:
         assert code == 0, err
         assert not (out / LOCK_NAME).exists() and (out / "checkpoint.pt").is_file()
 
+    def test_the_lock_leaves_no_descriptor_open_whether_taken_refused_or_broken(self, tmp_path):
+        from lessons_lib.files import file_lock, folder_lock
+
+        def open_descriptors() -> set[str]:
+            return set(os.listdir("/proc/self/fd"))
+
+        broken = tmp_path / "broken"
+        (broken / LOCK_NAME).mkdir(parents=True)  # a lock that is a folder
+        busy = tmp_path / "busy"
+        busy.mkdir()
+        holder = _lock_holder(busy)
+        try:
+            before = open_descriptors()
+            with folder_lock(tmp_path), folder_lock(tmp_path), file_lock(tmp_path / "r.json"):
+                assert len(open_descriptors() - before) == 2  # one per lock file, the nested one shared
+            for refused in (busy, broken):
+                with pytest.raises(CourseInputError), folder_lock(refused):
+                    pass
+            assert open_descriptors() == before
+        finally:
+            _end(holder)
+
     def test_two_processes_racing_for_one_lock_one_wins_and_a_killed_winner_frees_it(self, tmp_path):
         start = tmp_path / "go"
         racers = [_lock_holder(tmp_path, wait_for=start) for _ in range(2)]
@@ -146,15 +174,12 @@ class TestOneCommandPerFolder:
             assert sorted(outcomes) == ["held", "refused"], outcomes
             winner = racers[outcomes.index("held")]
             assert (tmp_path / LOCK_NAME).read_text(encoding="utf-8") == f"{winner.pid}\n"
-            winner.kill()
-            winner.wait()
+            _end(winner)
             again = _lock_holder(tmp_path)
-            again.kill()
-            again.wait()
+            _end(again)
         finally:
             for racer in racers:
-                racer.kill()
-                racer.wait()
+                _end(racer)
 
     def test_two_real_runs_on_one_folder_leave_one_consistent_run(self, tmp_path):
         out = tmp_path / "run"
@@ -333,6 +358,32 @@ def _running(pid: int) -> bool:
         return False
 
 
+def _session(sid: int) -> list[int]:
+    """The running processes of session ``sid`` (a command started in a session of its own, and all it started)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        try:
+            fields = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split() if entry.isdigit() else None
+        except OSError:
+            continue
+        if fields and int(fields[3]) == sid and fields[0] != "Z":
+            found.append(int(entry))
+    return found
+
+
+def _only_the_trackers_semaphore_warning(err: str) -> bool:
+    lines = err.strip().splitlines()
+    return (len(lines) == 2 and "resource_tracker: There appear to be 1 leaked semaphore objects" in lines[0]
+            and lines[1].strip().startswith("warnings.warn("))
+
+
+def _command_line(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")[:200]
+    except OSError:
+        return "?"
+
+
 def _until(condition, seconds: float = 240.0) -> None:
     deadline = time.monotonic() + seconds
     while not condition():
@@ -371,13 +422,29 @@ class TestCtrlCOnTheConsole:
         assert out.strip().splitlines()[-1].startswith("interrupted; ")
         assert notebook.read_bytes() == before
 
-    def test_experiment_while_its_workers_start_ends_with_one_line(self, tmp_path):
+    @pytest.mark.parametrize("when", ["workers start", "workers train"])
+    def test_experiment_with_workers_ends_with_one_line_and_no_process_left(self, tmp_path, when):
         command = _experiment_with_workers(tmp_path / "r.json")
-        _until(lambda: len(_children(command.pid)) >= 2)  # the workers (and resource tracker) are starting
+        if when == "workers start":
+            _until(lambda: len(_children(command.pid)) >= 2)  # the workers (and resource tracker) are starting
+        else:
+            _until(lambda: len(list((tmp_path / "r_runs").glob("*/checkpoint.pt"))) >= 1)
+        started = _session(command.pid)
         os.killpg(command.pid, signal.SIGINT)
         out, err = command.communicate(timeout=120)
-        assert command.returncode == 130 and "Traceback" not in err, err
-        assert out.strip().splitlines()[-1].startswith("interrupted; ")
+        try:
+            _until(lambda: not _session(command.pid), seconds=20)
+        finally:
+            left = {pid: _command_line(pid) for pid in _session(command.pid)}
+            for pid in left:
+                os.kill(pid, signal.SIGKILL)
+        assert len(started) >= 3 and not left, left  # the command, its workers and the resource tracker had run
+        assert command.returncode == 130 and out.strip().splitlines()[-1].startswith("interrupted; "), err
+        if _only_the_trackers_semaphore_warning(err):
+            # A worker ends at Ctrl-C with os._exit, so the multiprocessing lock that tqdm's progress bar creates in
+            # it is never released by the worker; the resource tracker releases it and says so.
+            pytest.xfail("a worker stopped by Ctrl-C leaves tqdm's multiprocessing lock to the resource tracker")
+        assert err == "", err  # no traceback, no resource tracker warning
 
     def test_experiment_killed_leaves_no_worker_behind(self, tmp_path):
         command = _experiment_with_workers(tmp_path / "r.json")

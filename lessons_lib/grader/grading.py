@@ -55,8 +55,9 @@ from typing import Any, Callable, Sequence
 
 from lessons_lib.course.assignments import check_output_outside, find_exercises, make_student_notebook
 from lessons_lib.course.notebooks import KERNEL_ENV, read_notebook
-from lessons_lib.grader.sandbox import (INPUT_DIR, SANDBOX_TMP, Isolation, Limits, choose_isolation, kill_session,
-                                        launch_environment, sandbox_command, sandbox_environment)
+from lessons_lib.grader.sandbox import (INPUT_DIR, SANDBOX_TMP, Isolation, Limits, PidsCgroup, choose_isolation,
+                                        kill_session, launch_environment, process_limit_in_force, sandbox_command,
+                                        sandbox_environment)
 from lessons_lib.errors import CourseInputError
 from lessons_lib.files import atomic_write, folder_lock
 from lessons_lib.validation import check_input_dir, check_output_dir
@@ -241,11 +242,20 @@ class SandboxSession:
         if sandboxed:
             argv += ["--copy-from", INPUT_DIR]
         command = sandbox_command(isolation, argv, staged, env, limits, hidden)
-        with open(self.log_path, "wb") as log:
-            self.process = subprocess.Popen(
-                command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, start_new_session=True,
-                cwd=None if sandboxed else work, env=launch_environment(isolation, env),
-            )
+        # The session's own process limit, whoever its user is; without one, RLIMIT_NPROC alone (see the report).
+        self.cgroup = PidsCgroup.create(limits.processes)
+        if self.cgroup is not None:
+            command = self.cgroup.enter(command)
+        try:
+            with open(self.log_path, "wb") as log:
+                self.process = subprocess.Popen(
+                    command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, start_new_session=True,
+                    cwd=None if sandboxed else work, env=launch_environment(isolation, env),
+                )
+        except BaseException:
+            if self.cgroup is not None:
+                self.cgroup.close()
+            raise
         self._replies: queue.Queue = queue.Queue()
         threading.Thread(target=self._read_replies, daemon=True).start()
 
@@ -335,6 +345,8 @@ class SandboxSession:
             except (OSError, subprocess.TimeoutExpired):
                 pass
         kill_session(self.process)
+        if self.cgroup is not None:  # every process still in the session's cgroup, wherever it went
+            self.cgroup.close()
 
 
 def _outcome_value(name: str, payload: Any) -> Any:
@@ -536,7 +548,8 @@ def grade_submissions(submissions: Path, out_dir: Path, reference_dir: Path, *, 
 def _grade_all(submissions: Path, students: list[Path], out_dir: Path, reference_dir: Path, limits: Limits,
                chosen: Isolation, seed: int, log: Callable[[str], None] | None) -> dict:
     """Stage every submission, then grade each notebook in its sandbox, rewriting the report after each."""
-    report: dict = {"isolation": chosen.to_dict(), "limits": limits.to_dict(), "seed": seed, "students": {}}
+    report: dict = {"isolation": {**chosen.to_dict(), "process_limit": process_limit_in_force(limits)},
+                    "limits": limits.to_dict(), "seed": seed, "students": {}}
     with tempfile.TemporaryDirectory(prefix="lessons-staging-") as staging:
         notes = {}
         for student in students:  # every submission is copied before any of them runs
@@ -548,7 +561,7 @@ def _grade_all(submissions: Path, students: list[Path], out_dir: Path, reference
             except (CourseInputError, OSError) as error:
                 notes[student.name] = f"not graded: {error}"
         _check_references(Path(staging), reference_dir)
-        hidden = [submissions.resolve(), Path(staging).resolve(), out_dir.resolve()]
+        hidden = [submissions.resolve(), Path(staging).resolve(), out_dir.resolve(), reference_dir.resolve()]
         for student in students:
             entry = report["students"][student.name] = {"score": 0, "total": 0, "notebooks": {},
                                                           "note": notes[student.name]}
@@ -574,7 +587,7 @@ def format_grades(report: dict) -> str:
     isolation = report["isolation"]
     lines = [f"isolation: {isolation['name']} ({isolation['gives']})"
              + (f"; {isolation['reason']}" if isolation.get("reason") else ""),
-             f"checker seed: {report['seed']}", ""]
+             f"process limit: {isolation.get('process_limit', '')}", f"checker seed: {report['seed']}", ""]
     for student, result in report["students"].items():
         lines.append(f"{student}: {result['score']}/{result['total']}" + (f" ({result['note']})" if result["note"] else ""))
         for notebook, grade in result["notebooks"].items():

@@ -15,9 +15,12 @@ without it, since the two others do not isolate files: a weaker level must be as
     namespace would map the sandbox user to host uid 0, so bubblewrap runs without one and
     ``setpriv`` (util-linux) makes the process the host's ``nobody`` (uid 65534) first.
 ``namespaces``
-    ``unshare`` (util-linux) gives a new network, PID and mount namespace: no network, no
-    view of other processes, and all its processes die with it. Files are *not* isolated:
-    the process can read and write whatever the grader's user can.
+    ``unshare`` (util-linux) gives a new user, network, PID and mount namespace: no network,
+    no view of other processes, and all its processes die with it. Inside, the submissions,
+    the grader's staging area and report and the solution notebooks are covered (each session
+    works on its own copy), the Python installation, the course package and ``/proc/sys``
+    are read-only, and the process has no capabilities (see :func:`_confining_script`).
+    Other files are *not* isolated: it can read and write what the grader's user can.
 ``process``
     Only a process of its own, in a session of its own, in a temporary folder. No network
     or file isolation at all: use it for trusted submissions only.
@@ -26,7 +29,10 @@ At every level the process gets a clean environment and the limits of :class:`Li
 a wall-clock deadline (the caller kills the session), an address-space limit per process,
 a limit on the size of any file it writes and on the number of processes (threads included)
 its user may run; the worker applies them to itself with
-``setrlimit`` before any untrusted code starts (its children inherit them).
+``setrlimit`` before any untrusted code starts (its children inherit them). Where the machine
+lets the grader create one, each session also runs in a pids cgroup of its own
+(:class:`PidsCgroup`), which limits the session's processes whoever runs them and lets the
+grader kill every one of them; :func:`process_limit_in_force` says which limit applies.
 
 :func:`sandbox_command` turns a command into the command that runs it at a given level;
 :func:`run_isolated` runs one to completion (used by tests and by the probe that decides
@@ -60,6 +66,9 @@ __all__ = [
     "launch_environment",
     "kill_session",
     "run_isolated",
+    "PidsCgroup",
+    "pids_cgroup_problem",
+    "process_limit_in_force",
 ]
 
 ISOLATIONS = ("bubblewrap", "namespaces", "process")
@@ -78,8 +87,10 @@ _DESCRIPTIONS = {
                    "files (read-only, copied into a private /tmp of bounded size), the system and the course "
                    "package read-only, no network, no other process, an unprivileged user (nobody when graded "
                    "as root), /proc/sys read-only; time, memory and process limits"),
-    "namespaces": ("own network, PID and mount namespaces (unshare): no network, no other process; files are NOT "
-                   "isolated (it can read and write what the grader's user can); time, memory and process limits"),
+    "namespaces": ("own user, network, PID and mount namespaces (unshare): no network, no other process; the "
+                   "submissions, the report and the solutions out of sight, the course package and /proc/sys "
+                   "read-only, no capabilities; other files are NOT isolated (it can read and write what the "
+                   "grader's user can); time, memory and process limits"),
     "process": ("own process and temporary folder only: NO network or file isolation (it can read and write what "
                 "the grader's user can); time, memory and process limits"),
 }
@@ -97,8 +108,9 @@ class Limits:
         memory_mb: address space of each process, in MiB.
         disk_mb: bubblewrap: the size of the sandbox's private ``/tmp``; every level: the
             largest file a process may write.
-        processes: the most processes and threads the sandbox's user may run (``RLIMIT_NPROC``;
-            a kernel with its libraries runs a few dozen threads).
+        processes: the most processes and threads of one session (its pids cgroup's ``pids.max``
+            where one can be made) and of the sandbox's user (``RLIMIT_NPROC``); a kernel with
+            its libraries runs a few dozen threads.
     """
 
     notebook_seconds: float = 1200.0
@@ -253,8 +265,37 @@ def sandbox_command(isolation: Isolation, argv: Sequence[str], input_dir: Path, 
         return _bubblewrap_command(argv, input_dir, env, limits, hidden, isolation.user_namespace)
     if isolation.name == "namespaces":
         return [shutil.which("unshare") or "unshare", "--user", "--map-root-user", "--net", "--pid", "--fork",
-                "--kill-child", "--mount-proc", "--", *argv]
+                "--kill-child", "--mount-proc", "--", "/bin/sh", "-c", _confining_script(hidden), "sh", *argv]
     return list(argv)
+
+
+def _confining_script(hidden: Sequence[Path]) -> str:
+    """The shell script that confines a ``namespaces`` session's files, then runs its command (``"$@"``).
+
+    It runs as the root of the session's own user and mount namespaces, so its mounts are the
+    session's alone: each of ``hidden`` (the submissions, the grader's staging area and report,
+    the solution notebooks) is covered by an empty ``tmpfs``, or made read-only where the
+    course's package lies inside it; the Python installation, the course package and data and
+    ``/proc/sys`` are made read-only. ``setpriv`` then drops every capability before the
+    command starts, so nothing in the session can undo a mount (and a user namespace it makes
+    itself gets the mounts locked).
+    """
+    import shlex
+
+    mount = shlex.quote(shutil.which("mount") or "mount")
+    needed = _readonly_paths(hidden)
+    lines = ["set -e", f"{mount} --bind -o ro /proc/sys /proc/sys"]
+    for path in needed:
+        lines.append(f"{mount} --bind -o ro {shlex.quote(str(path))} {shlex.quote(str(path))}")
+    for folder in sorted({Path(h).resolve() for h in hidden if Path(h).is_dir()}, key=lambda p: len(p.parts)):
+        target = shlex.quote(str(folder))
+        if any(folder == p or folder in p.parents for p in needed):
+            lines.append(f"{mount} --bind -o ro {target} {target}")
+        else:
+            lines.append(f"{mount} -t tmpfs -o size=64k,mode=0555 lessons-hidden {target}")
+    setpriv = shlex.quote(shutil.which("setpriv") or "setpriv")
+    lines.append(f'exec {setpriv} --inh-caps=-all --bounding-set=-all --no-new-privs -- "$@"')
+    return "\n".join(lines)
 
 
 def launch_environment(isolation: Isolation, env: Mapping[str, str]) -> dict[str, str]:
@@ -273,15 +314,168 @@ def run_isolated(isolation: Isolation, argv: Sequence[str], input_dir: Path, lim
     sandboxed = isolation.name == "bubblewrap"
     env = dict(env) if env is not None else sandbox_environment(f"{SANDBOX_TMP}/home" if sandboxed else str(input_dir / ".home"))
     command = sandbox_command(isolation, argv, input_dir, env, limits)
-    process = subprocess.Popen(command, cwd=None if sandboxed else input_dir, env=launch_environment(isolation, env),
-                               stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                               text=True, start_new_session=True)
+    cgroup = PidsCgroup.create(limits.processes)
     try:
-        out, err = process.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        kill_session(process)
-        out, err = process.communicate()
+        process = subprocess.Popen(cgroup.enter(command) if cgroup else command, cwd=None if sandboxed else input_dir,
+                                   env=launch_environment(isolation, env), stdin=subprocess.DEVNULL,
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+        try:
+            out, err = process.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            kill_session(process)
+            out, err = process.communicate()
+    finally:
+        if cgroup is not None:
+            cgroup.close()
     return subprocess.CompletedProcess(command, process.returncode, out, err)
+
+
+class PidsCgroup:
+    """A pids cgroup of its own for one sandboxed session: at most ``limit`` processes and threads in it.
+
+    ``RLIMIT_NPROC`` counts per host user, so sessions that share a user (every bubblewrap
+    sandbox graded as root runs as ``nobody``) share it, and root's processes ignore it. A
+    cgroup's ``pids.max`` counts only the session's own processes, whoever runs them, and the
+    cgroup lists every one of them, so :meth:`close` kills them all.
+
+    Use :meth:`create`, which returns ``None`` (and :func:`pids_cgroup_problem` says why)
+    where the machine lets this process create none: cgroup v2 with the ``pids`` controller
+    enabled for this process's cgroup's children, else the cgroup v1 ``pids`` hierarchy.
+    """
+
+    def __init__(self, path: Path, version: str) -> None:
+        self.path = path
+        self.version = version
+
+    @classmethod
+    def create(cls, limit: int) -> "PidsCgroup | None":
+        """A fresh cgroup holding at most ``limit`` processes, or ``None`` where none can be made here."""
+        import secrets
+
+        place = _pids_parent()
+        if isinstance(place, str):
+            return None
+        parent, version = place
+        path = parent / f"lessons-grade-{os.getpid()}-{secrets.token_hex(4)}"
+        try:
+            path.mkdir()
+        except OSError:
+            return None
+        cgroup = cls(path, version)
+        try:
+            (path / "pids.max").write_text(f"{limit}\n", encoding="ascii")
+        except OSError:
+            cgroup.close()
+            return None
+        return cgroup
+
+    def enter(self, command: Sequence[str]) -> list[str]:
+        """``command`` preceded by a shell that moves itself into the cgroup, then becomes the command."""
+        procs = str(self.path / "cgroup.procs")
+        return ["/bin/sh", "-c", 'echo $$ > "$0" && exec "$@"', procs, *command]
+
+    def close(self) -> None:
+        """Kill every process left in the cgroup and remove it."""
+        import signal
+        import time
+
+        deadline = time.monotonic() + 5.0
+        while True:
+            try:
+                pids = [int(pid) for pid in (self.path / "cgroup.procs").read_text(encoding="ascii").split()]
+            except (OSError, ValueError):
+                pids = []
+            for pid in pids:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except (ProcessLookupError, PermissionError):
+                    pass
+            try:
+                self.path.rmdir()
+                return
+            except FileNotFoundError:
+                return
+            except OSError:
+                if time.monotonic() > deadline:
+                    return
+                time.sleep(0.05)
+
+
+def _own_cgroup(controller: str) -> str | None:
+    """This process's cgroup path in the hierarchy of ``controller`` (``""``: the v2 unified hierarchy)."""
+    try:
+        lines = Path("/proc/self/cgroup").read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return None
+    for line in lines:
+        number, controllers, path = (line.split(":", 2) + ["", ""])[:3]
+        if (controllers == "" and controller == "" and number == "0") or controller in controllers.split(","):
+            return path
+    return None
+
+
+def _cgroup_mounts() -> list[tuple[str, str, str, list[str]]]:
+    """``(type, root inside the hierarchy, mount point, super options)`` of each cgroup mount (/proc/self/mountinfo)."""
+    found = []
+    try:
+        lines = Path("/proc/self/mountinfo").read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return found
+    for line in lines:
+        head, _, tail = line.partition(" - ")
+        fields, rest = head.split(), tail.split()
+        if len(fields) >= 5 and len(rest) >= 3 and rest[0] in ("cgroup", "cgroup2"):
+            found.append((rest[0], fields[3], fields[4], rest[2].split(",")))
+    return found
+
+
+def _pids_parent() -> "tuple[Path, str] | str":
+    """Where this process may create a pids cgroup: ``(its own cgroup's folder, "v2" or "v1")``, else why not."""
+    mounts = _cgroup_mounts()
+    for kind, root, point, options in mounts:
+        own = _own_cgroup("" if kind == "cgroup2" else "pids")
+        if own is None or (kind == "cgroup" and "pids" not in options):
+            continue
+        relative = os.path.relpath(own, root)
+        if relative.startswith(".."):
+            continue
+        folder = Path(point) / relative if relative != "." else Path(point)
+        if kind == "cgroup2":
+            try:
+                enabled = (folder / "cgroup.subtree_control").read_text(encoding="ascii").split()
+            except OSError:
+                continue
+            if "pids" not in enabled:
+                continue
+        if os.access(folder, os.W_OK):
+            return folder, "v2" if kind == "cgroup2" else "v1"
+    if not mounts:
+        return "no cgroup file system is mounted"
+    return "this process may not create a cgroup with the pids controller (none delegated to it)"
+
+
+@functools.lru_cache(maxsize=None)
+def pids_cgroup_problem() -> str:
+    """``""`` where a session's pids cgroup can be created (and it was tried), else why not (one line)."""
+    place = _pids_parent()
+    if isinstance(place, str):
+        return place
+    probe = PidsCgroup.create(32)
+    if probe is None:
+        return f"cannot create a cgroup with a process limit under {place[0]}"
+    probe.close()
+    return ""
+
+
+def process_limit_in_force(limits: Limits) -> str:
+    """What limits a session's processes here, in words (recorded in the grading report)."""
+    problem = pids_cgroup_problem()
+    nproc = f"RLIMIT_NPROC {limits.processes} for the sandbox's user"
+    if not problem:
+        place = _pids_parent()
+        version = place[1] if not isinstance(place, str) else "?"
+        return f"a pids cgroup ({version}) of its own per session: pids.max {limits.processes}; and {nproc}"
+    return f"{nproc} only ({problem}; root's processes ignore it, and sessions of one user share it)"
 
 
 def kill_session(process: subprocess.Popen) -> None:
@@ -309,8 +503,8 @@ def _probe(name: str, user_namespace: bool = True) -> str:
     if name == "bubblewrap" and _as_root() and shutil.which("setpriv") is None:
         return ("setpriv (util-linux) is not installed: as root it is what runs the sandbox as the unprivileged "
                 "user nobody; install util-linux, or grade as an unprivileged user")
-    if name == "namespaces" and shutil.which("unshare") is None:
-        return "unshare is not installed (util-linux)"
+    if name == "namespaces" and not all(shutil.which(tool) for tool in ("unshare", "mount", "setpriv")):
+        return "unshare, mount or setpriv is not installed (util-linux)"
     with tempfile.TemporaryDirectory() as tmp:
         argv = [sys.executable, "-I", "-c", "import socket, sys; sys.stdout.write('ok')"]
         try:
