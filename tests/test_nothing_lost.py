@@ -371,12 +371,6 @@ def _session(sid: int) -> list[int]:
     return found
 
 
-def _only_the_trackers_semaphore_warning(err: str) -> bool:
-    lines = err.strip().splitlines()
-    return (len(lines) == 2 and "resource_tracker: There appear to be 1 leaked semaphore objects" in lines[0]
-            and lines[1].strip().startswith("warnings.warn("))
-
-
 def _command_line(pid: int) -> str:
     try:
         return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")[:200]
@@ -440,10 +434,6 @@ class TestCtrlCOnTheConsole:
                 os.kill(pid, signal.SIGKILL)
         assert len(started) >= 3 and not left, left  # the command, its workers and the resource tracker had run
         assert command.returncode == 130 and out.strip().splitlines()[-1].startswith("interrupted; "), err
-        if _only_the_trackers_semaphore_warning(err):
-            # A worker ends at Ctrl-C with os._exit, so the multiprocessing lock that tqdm's progress bar creates in
-            # it is never released by the worker; the resource tracker releases it and says so.
-            pytest.xfail("a worker stopped by Ctrl-C leaves tqdm's multiprocessing lock to the resource tracker")
         assert err == "", err  # no traceback, no resource tracker warning
 
     def test_experiment_killed_leaves_no_worker_behind(self, tmp_path):

@@ -21,6 +21,7 @@ import multiprocessing
 import os
 import signal
 import sys
+import threading
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -449,6 +450,11 @@ def _start_worker(shared: _Shared, threads: int, parent: int) -> None:
     signal.signal(signal.SIGINT, lambda signum, frame: os._exit(130))
     if hasattr(signal, "pthread_sigmask"):
         signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+    # tqdm's default lock is a multiprocessing semaphore; a worker ended by os._exit would leak it
+    # and the resource tracker would print a warning after Ctrl-C. A thread lock is all one worker needs.
+    from lessons_lib.progress import progress_bar_class
+
+    progress_bar_class().set_lock(threading.RLock())
     torch.set_num_threads(threads)
     _WORKER.update(shared=shared, extras=_variant_extras(shared.config, shared.prepared.parses))
 

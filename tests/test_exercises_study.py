@@ -1,0 +1,48 @@
+"""Lesson 10's exercise checkers accept the right answers and reject the usual mistakes."""
+
+from __future__ import annotations
+
+import math
+import statistics
+
+import pytest
+
+from lessons_lib.exercises import ExerciseCheckError
+from lessons_lib.exercises.study import check_seed_level_t, check_won_minus_lost
+
+
+def _won_minus_lost(a, b):
+    return sum(x > y for x, y in zip(a, b)) - sum(y > x for x, y in zip(a, b))
+
+
+def _t(differences):
+    return statistics.mean(differences) / (statistics.stdev(differences) / math.sqrt(len(differences)))
+
+
+@pytest.mark.parametrize("seed", [None, 1, 2])
+def test_right_answers_pass(seed, capsys):
+    check_won_minus_lost(_won_minus_lost, seed=seed)
+    check_seed_level_t(_t, seed=seed)
+    assert capsys.readouterr().out.count("通过") == 2
+
+
+@pytest.mark.parametrize("wrong, says", [
+    (lambda a, b: -_won_minus_lost(a, b), "符号反了"),
+    (lambda a, b: _won_minus_lost(a, b) / len(a), "准确率之差"),
+    (lambda a, b: sum(a) - sum(b) + 1, "应得"),
+    (lambda a, b: None, "没有返回值"),
+])
+def test_won_minus_lost_rejects(wrong, says):
+    with pytest.raises(ExerciseCheckError, match=says):
+        check_won_minus_lost(wrong)
+
+
+@pytest.mark.parametrize("wrong, says", [
+    (lambda d: statistics.mean(d) / (statistics.pstdev(d) / math.sqrt(len(d))), "总体标准差"),
+    (lambda d: statistics.mean(d) / statistics.stdev(d), "标准误"),
+    (lambda d: statistics.mean(d), "t 应为"),
+    (lambda d: "t", "应当返回一个数"),
+])
+def test_seed_level_t_rejects(wrong, says):
+    with pytest.raises(ExerciseCheckError, match=says):
+        check_seed_level_t(wrong, seed=3)
