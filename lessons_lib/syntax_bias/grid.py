@@ -397,8 +397,9 @@ class Grid:
                     continue
                 lines.append(f"  {c.a + ' − ' + c.b:<{label}}  n={len(c.per_seed)} {level.mean:+.4f} [{level.low:+.4f}, "
                              f"{level.high:+.4f}]  {format_p(level.p_value):>5} {format_p(level.holm_p):>5}  {level.verdict}")
-        lines += ["", f"Holm's family: the {len(family)} contrasts above. 'these models' says a/b better when every seed "
-                      "and the bootstrap agree; 'the method' when Holm p < 0.05."]
+        tested = max((level.family for level in seed_level.values()), default=0)
+        lines += ["", f"Holm's family: the {tested} contrasts above with more than one seed. 'these models' says a/b "
+                      "better when every seed and the bootstrap agree; 'the method' when Holm p < 0.05."]
         return "\n".join(lines)
 
     def _format_arms(self, recipe: str) -> list[str]:
