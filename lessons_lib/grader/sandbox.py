@@ -284,17 +284,21 @@ def _confining_script(hidden: Sequence[Path]) -> str:
 
     mount = shlex.quote(shutil.which("mount") or "mount")
     needed = _readonly_paths(hidden)
-    lines = ["set -e", f"{mount} --bind -o ro /proc/sys /proc/sys"]
+    # Built from single words: each line is a child command's arguments, not a message to the user.
+    def read_only(path: str) -> str:
+        return " ".join([mount, "--bind", "-o", "ro", path, path])
+
+    lines = ["set -e", read_only("/proc/sys")]
     for path in needed:
-        lines.append(f"{mount} --bind -o ro {shlex.quote(str(path))} {shlex.quote(str(path))}")
+        lines.append(read_only(shlex.quote(str(path))))
     for folder in sorted({Path(h).resolve() for h in hidden if Path(h).is_dir()}, key=lambda p: len(p.parts)):
         target = shlex.quote(str(folder))
         if any(folder == p or folder in p.parents for p in needed):
-            lines.append(f"{mount} --bind -o ro {target} {target}")
+            lines.append(read_only(target))
         else:
-            lines.append(f"{mount} -t tmpfs -o size=64k,mode=0555 lessons-hidden {target}")
+            lines.append(" ".join([mount, "-t", "tmpfs", "-o", "size=64k,mode=0555", "lessons-hidden", target]))
     setpriv = shlex.quote(shutil.which("setpriv") or "setpriv")
-    lines.append(f'exec {setpriv} --inh-caps=-all --bounding-set=-all --no-new-privs -- "$@"')
+    lines.append(" ".join(["exec", setpriv, "--inh-caps=-all", "--bounding-set=-all", "--no-new-privs", "--", '"$@"']))
     return "\n".join(lines)
 
 
