@@ -20,6 +20,7 @@ import signal
 import sqlite3
 import subprocess
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import nbformat
@@ -338,17 +339,19 @@ class TestBoundedInputs:
             check_texts(["短句", "长" * 100_000])
 
 
+def _process_stats() -> Iterator[tuple[int, list[str]]]:
+    """Every process as (pid, the fields of /proc/PID/stat after the command name: state, ppid, pgrp, session …)."""
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                yield int(entry), Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+
+
 def _children(pid: int) -> list[int]:
     """The process ids whose parent is ``pid`` (Linux's /proc)."""
-    found = []
-    for entry in os.listdir("/proc"):
-        try:
-            fields = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split() if entry.isdigit() else None
-        except OSError:
-            continue
-        if fields and int(fields[1]) == pid:
-            found.append(int(entry))
-    return found
+    return [child for child, fields in _process_stats() if int(fields[1]) == pid]
 
 
 def _running(pid: int) -> bool:
@@ -360,15 +363,7 @@ def _running(pid: int) -> bool:
 
 def _session(sid: int) -> list[int]:
     """The running processes of session ``sid`` (a command started in a session of its own, and all it started)."""
-    found = []
-    for entry in os.listdir("/proc"):
-        try:
-            fields = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split() if entry.isdigit() else None
-        except OSError:
-            continue
-        if fields and int(fields[3]) == sid and fields[0] != "Z":
-            found.append(int(entry))
-    return found
+    return [pid for pid, fields in _process_stats() if int(fields[3]) == sid and fields[0] != "Z"]
 
 
 def _command_line(pid: int) -> str:
@@ -641,12 +636,13 @@ class TestIdentityAndHints:
             "bubblewrap is not installed (apt-get install bubblewrap)" if name == "bubblewrap" else ""))
         with pytest.raises(CourseInputError, match="--isolation namespaces") as caught:
             sandbox.choose_isolation("auto")
-        assert "--isolation process" in str(caught.value)
+        assert "--isolation process" in str(caught.value) and "no isolation" in str(caught.value)
+        assert "the other submissions and the solutions out of sight" in str(caught.value)  # what namespaces gives
         assert sandbox.choose_isolation("namespaces").name == "namespaces"
         (tmp_path / "subs" / "alice").mkdir(parents=True)
         shutil.copy(LESSON, tmp_path / "subs" / "alice" / LESSON.name)
         code, _, err = _run(["grade", tmp_path / "subs", "--out", tmp_path / "grades"], capsys)
-        assert code == 2 and "files are not isolated" in _one_error_line(err)
+        assert code == 2 and "files are not fully isolated" in _one_error_line(err)
         assert not (tmp_path / "grades" / "grades.json").exists()
 
 

@@ -16,8 +16,9 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from lessons_lib.cli.options import (add_bias_arguments, add_preset_arguments, add_syntax_model_arguments,
-                                     bias_overrides, flag_names, preset_overrides, syntax_model_overrides)
+from lessons_lib.cli.options import (add_bias_arguments, add_expect_argument, add_preset_arguments,
+                                     add_syntax_model_arguments, bias_overrides, flag_names, preset_overrides,
+                                     syntax_model_overrides)
 from lessons_lib.syntax_bias.registry import EPOCH_CHOICES, VARIANTS
 
 # The command's default depth: one block cannot use the bias (see ExperimentConfig).
@@ -82,9 +83,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     g.add_argument("results", nargs="+", type=Path,
                    help="JSON files written by `lessons experiment`, or folders of them (their *.json, sorted)")
-    g.add_argument("--expect", choices=("lcqmc", "any"), default="any",
-                   help="lcqmc: refuse a file not made on the real LCQMC (the SHA-256 of its splits); "
-                        "any: only require that all files were made on the same pairs (default)")
+    add_expect_argument(g)
     g.add_argument("--per-seed", action="store_true",
                    help="every contrast seed by seed with its exact McNemar test, instead of the compact tables")
     g.set_defaults(handler=run_grid_command)

@@ -9,6 +9,7 @@
   syntax-bias variants of :data:`lessons_lib.syntax_bias.registry.VARIANTS`.
 - :func:`add_syntax_model_arguments` / :func:`syntax_model_overrides`: one flag per option
   that holds for every biased variant (:class:`lessons_lib.syntax_bias.registry.SyntaxModelOptions`).
+- :func:`add_expect_argument`: ``--expect``, the data a reading command's results files must come from.
 
 None of this imports torch.
 """
@@ -77,6 +78,13 @@ def _documented_fields(classes: Iterable[type], names: Iterable[str]) -> list[tu
     """The fields called ``names`` of ``classes``, each with its docstring description."""
     found = {f.name: (f, attribute_docs(cls).get(f.name, "")) for cls in classes for f in fields(cls)}
     return [found[name] for name in names]
+
+
+def add_expect_argument(parser: argparse.ArgumentParser) -> None:
+    """``--expect lcqmc|any``: which data the results files a reading command takes must come from."""
+    parser.add_argument("--expect", choices=("lcqmc", "any"), default="any",
+                        help="lcqmc: refuse a file not made on the real LCQMC (the SHA-256 of its splits); "
+                             "any: only require that all files were made on the same splits (default)")
 
 
 def add_preset_arguments(parser: argparse.ArgumentParser, default_preset: str | None = "textbook",

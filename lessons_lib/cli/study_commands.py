@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from lessons_lib.cli.options import add_expect_argument
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
@@ -13,9 +15,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Print the data-size study's analysis (lessons_lib.syntax_bias.study).",
     )
     p.add_argument("folder", type=Path, help="the study's folder (every *.json under it: fF/ and controls/fF/)")
-    p.add_argument("--expect", choices=("lcqmc", "any"), default="any",
-                   help="lcqmc: refuse a file not made on the real LCQMC (the SHA-256 of its splits); "
-                        "any: only require that all files were made on the same splits (default)")
+    add_expect_argument(p)
     p.add_argument("--partial", action="store_true",
                    help="read only the seeds that have none, learned and hard_mask (every printout says 'partial')")
     p.set_defaults(handler=run_study_command)

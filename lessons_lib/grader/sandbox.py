@@ -1,7 +1,8 @@
 """Running untrusted code (a learner's notebook) in a process of its own, as isolated as the machine allows.
 
 Three levels; ``"auto"`` (:func:`choose_isolation`) means bubblewrap and refuses to go on
-without it, since the two others do not isolate files: a weaker level must be asked for by name.
+without it, since the two others isolate files in part or not at all: a weaker level must be asked
+for by name.
 
 ``bubblewrap``
     Debian's ``bwrap`` (``apt-get install bubblewrap``) builds a new mount, PID, network,
@@ -524,9 +525,9 @@ def _probe(name: str, user_namespace: bool = True) -> str:
 def choose_isolation(requested: str = "auto") -> Isolation:
     """The isolation to use: bubblewrap (``"auto"``), or the level asked for.
 
-    Without bubblewrap a submission can read and write every file the grader's user can (another
-    student's submission, the report), so ``"auto"`` does not fall back to a weaker level:
-    the teacher names one (``namespaces``, ``process``) to grade without file isolation.
+    Without bubblewrap a submission can read and write files of the grader's user: under
+    ``namespaces`` all but the submissions, the report and the solutions, under ``process`` every
+    one. So ``"auto"`` does not fall back to a weaker level: the teacher names one.
 
     Raises:
         CourseInputError: a level that is unknown, or that does not work on this machine;
@@ -545,10 +546,10 @@ def choose_isolation(requested: str = "auto") -> Isolation:
         if requested == "bubblewrap":
             raise CourseInputError(f"isolation bubblewrap was asked for, but {problem}")
         raise CourseInputError(
-            f"{problem}; without bubblewrap a submission's files are not isolated (it could read or overwrite "
-            "other students' files and yours), so grading stops here. Install bubblewrap, or grade without file "
-            "isolation by naming a weaker level: `lessons grade --isolation namespaces` (no network, no other "
-            "process) or `lessons grade --isolation process` (trusted submissions only)")
+            f"{problem}; without bubblewrap a submission's files are not fully isolated, so grading stops here. "
+            "Install bubblewrap, or name a weaker level: `lessons grade --isolation namespaces` (no network, no "
+            "other process, the other submissions and the solutions out of sight, but every other file of yours "
+            "readable and writable) or `lessons grade --isolation process` (no isolation: trusted submissions only)")
     problem = _probe("namespaces")
     if not problem:
         return Isolation("namespaces", "asked for")
