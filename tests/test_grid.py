@@ -202,6 +202,25 @@ def test_the_method_is_judged_over_seeds_with_holms_correction():
     assert one_seed.verdict == "no difference detected" and one_seed.family == 0
 
 
+def test_a_grids_forest_plot_draws_each_seed_and_the_seed_level_interval():
+    pytest.importorskip("matplotlib")
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from lessons_lib.syntax_bias.study_figures import forest_plot, grid_rows
+
+    contrasts = [_contrast([20, 22, 19]), _contrast([-5])]  # the second has one seed: no interval
+    levels = seed_level_verdicts(contrasts)
+    ax = forest_plot(grid_rows(contrasts, levels))
+    points = [list(collection.get_offsets()[:, 0]) for collection in ax.collections]
+    assert points == [pytest.approx([0.020, 0.022, 0.019]), pytest.approx([-0.005])]
+    intervals = [list(line.get_xdata()) for line in ax.get_lines() if line.get_color() == "tab:blue"]
+    assert intervals == [pytest.approx([levels[0].low, levels[0].high])]
+    plt.close("all")
+
+
 def _edit_run(field: str, value):
     def edit(saved: dict) -> None:
         saved["runs"][0][field] = value(saved["runs"][0][field]) if callable(value) else value

@@ -308,7 +308,7 @@ def test_figures_draw_the_contrasts_means(tmp_path):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from lessons_lib.syntax_bias.study_figures import forest_plot, gain_curve
+    from lessons_lib.syntax_bias.study_figures import forest_plot, gain_curve, study_rows
 
     study = load_study(_study(tmp_path, _gain_at_one_percent))
     ax = gain_curve(study)
@@ -317,7 +317,7 @@ def test_figures_draw_the_contrasts_means(tmp_path):
     assert any(list(line.get_ydata()) == pytest.approx(learned) for line in lines)
     assert ax.get_xscale() == "log"
     contrasts = study.primary()
-    ax = forest_plot(contrasts, N_TEST)
+    ax = forest_plot(study_rows(contrasts, N_TEST))
     means = [line.get_xdata()[0] for line in ax.get_lines() if line.get_marker() == "o"]
     assert means == pytest.approx([c.mean for c in contrasts])
     by_height = sorted(zip(ax.get_yticks(), (t.get_text() for t in ax.get_yticklabels())), reverse=True)

@@ -1,21 +1,24 @@
-"""The data-size study's two figures (matplotlib is imported inside each function).
+"""The data-size study's two figures; the forest plot also draws a grid's contrasts (matplotlib imported inside).
 
 - :func:`gain_curve`: per biased arm, the mean test gain over ``none`` against the training
   fraction (log x axis), with the seed-level 95 % t-interval and each seed's gain as a faint point;
-- :func:`forest_plot`: one row per contrast of the primary family, its per-seed differences and
-  its seed-level interval, with a line at 0.
+- :func:`forest_plot`: one row per contrast (:class:`ForestRow`; :func:`study_rows` for the
+  study's contrasts, :func:`grid_rows` for a grid's), its per-seed differences and its seed-level
+  interval, with a line at 0.
 
 Both take an optional ``ax`` to draw on and return the axes they drew on.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Sequence
 
+from lessons_lib.syntax_bias.grid import Contrast, SeedLevel
 from lessons_lib.syntax_bias.registry import BASELINE
 from lessons_lib.syntax_bias.study import BIASED_ARMS, Study, StudyContrast
 
-__all__ = ["gain_curve", "forest_plot"]
+__all__ = ["gain_curve", "ForestRow", "study_rows", "grid_rows", "forest_plot"]
 
 
 def _axes(ax):
@@ -45,21 +48,52 @@ def gain_curve(study: Study, ax=None):
     return ax
 
 
-def forest_plot(contrasts: Sequence[StudyContrast], n_test: int, ax=None):
-    """One row per contrast (top to bottom): faint per-seed differences, the mean and its 95 % t-interval, a zero line.
+@dataclass(frozen=True)
+class ForestRow:
+    """One row of a forest plot, in accuracy units.
 
-    Args:
-        n_test: the test pairs, to turn whole-pair wins into accuracy differences.
+    Attributes:
+        label: the contrast's name (the row's tick label).
+        per_seed: each seed's difference (drawn as faint points; empty: none drawn).
+        mean, low, high: the mean difference and its interval (``nan`` ends: no interval drawn).
     """
-    ax = _axes(ax)
-    rows = list(range(len(contrasts)))[::-1]
-    for row, c in zip(rows, contrasts):
-        seeds = [w / n_test for w in c.wins] if c.fraction is not None else []
-        ax.scatter(seeds, [row] * len(seeds), alpha=0.25, s=10, color="grey")
-        if c.low == c.low:
-            ax.plot([c.low, c.high], [row, row], color="black")
-        ax.plot([c.mean], [row], marker="o", color="black")
+
+    label: str
+    per_seed: Sequence[float]
+    mean: float
+    low: float
+    high: float
+
+
+def study_rows(contrasts: Sequence[StudyContrast], n_test: int) -> list[ForestRow]:
+    """The study's contrasts as rows; ``n_test`` turns whole-pair wins into accuracy differences.
+
+    A difference of differences has no per-seed points (its two fractions' seeds are not paired).
+    """
+    return [ForestRow(c.name, [w / n_test for w in c.wins] if c.fraction is not None else [], c.mean, c.low, c.high)
+            for c in contrasts]
+
+
+def grid_rows(contrasts: Sequence[Contrast], levels: Sequence[SeedLevel]) -> list[ForestRow]:
+    """A grid's contrasts as rows, each with its seed-level interval (:func:`~lessons_lib.syntax_bias.grid.seed_level_verdicts`)."""
+    return [ForestRow(f"{c.recipe}: {c.a} − {c.b}", [d.difference for d in c.per_seed], level.mean, level.low,
+                      level.high) for c, level in zip(contrasts, levels, strict=True)]
+
+
+def forest_plot(rows: Sequence[ForestRow], ax=None,
+                xlabel: str = "accuracy difference (seed-level 95 % t-interval)"):
+    """One row per contrast, the first on top: faint per-seed differences, the mean, its interval, a line at 0."""
+    if ax is None:
+        import matplotlib.pyplot as plt
+
+        _, ax = plt.subplots(figsize=(7, 0.36 * len(rows) + 1.2), layout="constrained")
+    heights = list(range(len(rows)))[::-1]
+    for height, row in zip(heights, rows):
+        if row.low == row.low:
+            ax.plot([row.low, row.high], [height, height], color="tab:blue", linewidth=1.5)
+        ax.plot([row.mean], [height], marker="o", color="black", zorder=3)
+        ax.scatter(row.per_seed, [height + 0.18] * len(row.per_seed), s=12, color="tab:orange", zorder=4)  # above the line
     ax.axvline(0.0, color="grey", linewidth=0.8)
-    ax.set_yticks(rows, [c.name for c in contrasts])
-    ax.set_xlabel("accuracy difference (seed-level 95 % t-interval)")
+    ax.set_yticks(heights, [row.label for row in rows], fontsize=8)
+    ax.set_xlabel(xlabel)
     return ax
