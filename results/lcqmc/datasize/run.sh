@@ -7,13 +7,21 @@
 #   LCQMC=/path/to/lcqmc CACHE=/path/to/parse-cache WORK=/path/to/checkpoints \
 #       bash results/lcqmc/datasize/run.sh [curve|controls FRACTION ARM]
 #
+#   bash results/lcqmc/datasize/run.sh todo [curve|controls FRACTION ARM]   # the files still missing
+#
 # Every run of the study is made with one commit of the course's code: run this from a checkout of
 # that commit (PYTHONPATH pointing at it), and leave it unmodified (the file records both).
 set -euo pipefail
 
-: "${LCQMC:?set LCQMC to the folder with LCQMC's train/dev/test}"
-: "${CACHE:?set CACHE to the parse cache folder}"
-: "${WORK:?set WORK to the folder for the runs' checkpoints}"
+TODO=""
+if [ "${1:-}" = todo ]; then
+  TODO=1
+  shift
+else
+  : "${LCQMC:?set LCQMC to the folder of the LCQMC train, dev and test files}"
+  : "${CACHE:?set CACHE to the parse cache folder}"
+  : "${WORK:?set WORK to the folder for the checkpoints of the runs}"
+fi
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 PARALLEL="${PARALLEL:-2}"
 
@@ -30,6 +38,10 @@ job() {  # fraction arm seed folder ("" for the curve) name-tag [extra flags]
   shift 5
   local out="$HERE/${folder:+$folder/}f$fraction/$tag-$arm-seed$seed.json"
   [ -e "$out" ] && return 0
+  if [ -n "$TODO" ]; then
+    printf '%s\n' "${out#"$HERE"/}"
+    return 0
+  fi
   mkdir -p "$(dirname "$out")" "$WORK/logs"
   printf '%s\n' "python -m lessons_lib.cli experiment --data-dir $LCQMC --train-fraction $fraction \
 --subset-seed $seed --seeds $seed --preset matchflags --epochs $(epochs_for "$fraction") --epoch-choice best_dev \
@@ -73,8 +85,22 @@ control_jobs() {  # fraction arm: the controls of PLAN.md at that fraction, with
   done
 }
 
-case "${1:-curve}" in
-  curve) curve_jobs ;;
-  controls) control_jobs "${2:?fraction}" "${3:?arm}" ;;
-  *) echo "usage: run.sh [curve|controls FRACTION ARM]" >&2; exit 2 ;;
-esac | xargs -d '\n' -P "$PARALLEL" -I{} bash -c '{}'
+jobs() {
+  case "${1:-curve}" in
+    curve) curve_jobs ;;
+    controls) control_jobs "${2:?fraction}" "${3:?arm}" ;;
+    *) echo "usage: run.sh [todo] [curve|controls FRACTION ARM]" >&2; exit 2 ;;
+  esac
+}
+
+main() {
+  if [ -n "$TODO" ]; then
+    jobs "$@"
+  else
+    jobs "$@" | xargs -d '\n' -P "$PARALLEL" -I{} bash -c '{}'
+  fi
+}
+
+# bash reads a script as it runs it: one line that calls main and exits keeps a running study safe
+# from an edit of this file
+main "$@"; exit $?
