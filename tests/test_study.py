@@ -14,7 +14,8 @@ from lessons_lib.errors import CourseInputError
 from lessons_lib.evaluation.metrics import accuracy_at_threshold, dev_tuned_threshold, rank_auc
 from lessons_lib.syntax_bias.config import ExperimentConfig
 from lessons_lib.syntax_bias.results import DataSummary, EpochRecord, ExperimentResult, RunRecord
-from lessons_lib.syntax_bias.study import a48_verdict, control_target, load_study
+from lessons_lib.syntax_bias.study import (CURVE_ARMS, PLAN_SEEDS, PRIMARY_FRACTIONS, a48_verdict, control_target,
+                                          load_study)
 
 N_TEST, N_DEV = 200, 40
 TEST_LABELS = [i % 2 for i in range(N_TEST)]
@@ -323,3 +324,27 @@ def test_figures_draw_the_contrasts_means(tmp_path):
     by_height = sorted(zip(ax.get_yticks(), (t.get_text() for t in ax.get_yticklabels())), reverse=True)
     assert [name for _, name in by_height] == [c.name for c in contrasts]  # the first contrast on top
     plt.close("all")
+
+
+@pytest.mark.parametrize("group, fractions", [("curve", PRIMARY_FRACTIONS), ("thirty", (0.3,))])
+def test_the_run_script_writes_the_files_the_plan_reads(tmp_path, group, fractions):
+    """results/lcqmc/datasize/run.sh and PLAN_SEEDS name the same runs: one file per fraction, arm and seed."""
+    import shutil
+
+    from lessons_lib.paths import REPO_ROOT
+
+    if shutil.which("bash") is None:
+        pytest.skip("no bash here")
+    script = tmp_path / "run.sh"  # a copy in an empty folder: no run is done yet
+    shutil.copy(REPO_ROOT / "results" / "lcqmc" / "datasize" / "run.sh", script)
+    todo = subprocess.run(["bash", str(script), "todo", group], capture_output=True, text=True, timeout=60)
+    assert todo.returncode == 0, todo.stderr
+    expected = {f"f{f:g}/matchflags-{arm}-seed{seed}.json" for f in fractions for seed in PLAN_SEEDS[f]
+                for arm in CURVE_ARMS}
+    listed = todo.stdout.splitlines()
+    assert set(listed) == expected and len(listed) == len(expected)
+    done = tmp_path / listed[0]  # a file that exists is never made again
+    done.parent.mkdir(parents=True)
+    done.write_text("{}", encoding="utf-8")
+    again = subprocess.run(["bash", str(script), "todo", group], capture_output=True, text=True, timeout=60)
+    assert again.stdout.splitlines() == listed[1:]

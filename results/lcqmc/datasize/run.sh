@@ -5,9 +5,9 @@
 # on after an interruption: it does only what is missing.
 #
 #   LCQMC=/path/to/lcqmc CACHE=/path/to/parse-cache WORK=/path/to/checkpoints \
-#       bash results/lcqmc/datasize/run.sh [curve|controls FRACTION ARM]
+#       bash results/lcqmc/datasize/run.sh [curve|thirty|controls FRACTION ARM]
 #
-#   bash results/lcqmc/datasize/run.sh todo [curve|controls FRACTION ARM]   # the files still missing
+#   bash results/lcqmc/datasize/run.sh todo [curve|thirty|controls FRACTION ARM]   # the files still missing
 #
 # Every run of the study is made with one commit of the course's code: run this from a checkout of
 # that commit (PYTHONPATH pointing at it), and leave it unmodified (the file records both).
@@ -65,6 +65,15 @@ curve_jobs() {
   done
 }
 
+thirty_jobs() {  # the curve's fourth point, once the curve and its controls are done (PLAN.md)
+  local seed arm
+  for seed in $(seq 3000 3002); do
+    for arm in none learned hard_mask; do
+      job 0.3 "$arm" "$seed" "" matchflags
+    done
+  done
+}
+
 control_jobs() {  # fraction arm: the controls of PLAN.md at that fraction, with its seeds
   local fraction=$1 arm=$2 seed seeds window window_flags=""
   case "$fraction" in
@@ -88,8 +97,9 @@ control_jobs() {  # fraction arm: the controls of PLAN.md at that fraction, with
 jobs() {
   case "${1:-curve}" in
     curve) curve_jobs ;;
+    thirty) thirty_jobs ;;
     controls) control_jobs "${2:?fraction}" "${3:?arm}" ;;
-    *) echo "usage: run.sh [todo] [curve|controls FRACTION ARM]" >&2; exit 2 ;;
+    *) echo "usage: run.sh [todo] [curve|thirty|controls FRACTION ARM]" >&2; exit 2 ;;
   esac
 }
 
