@@ -11,6 +11,7 @@ import sys
 import pytest
 
 from lessons_lib.errors import CourseInputError
+from lessons_lib.files import MANIFEST_NAME, record_written
 from lessons_lib.evaluation.metrics import accuracy_at_threshold, dev_tuned_threshold, rank_auc
 from lessons_lib.syntax_bias.config import ExperimentConfig
 from lessons_lib.syntax_bias.results import DataSummary, EpochRecord, ExperimentResult, RunRecord
@@ -54,9 +55,11 @@ def _result(fraction, variant, seed, wrong, dev_wrong=10, bias=0.5, parser_noise
 
 
 def _write(folder, fraction, name, blob):
+    """As `lessons experiment --out` writes: the file and, beside it, the manifest of the files the course wrote."""
     path = folder / f"f{fraction}" / f"{name}.json"
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(blob), encoding="utf-8")
+    record_written(path, json.dumps(blob))
+    assert (path.parent / MANIFEST_NAME).is_file()
     return path
 
 
@@ -187,7 +190,7 @@ def test_the_control_target_ties_to_the_smaller_fraction(tmp_path):
 
 def test_one_and_ten_percent_must_share_commit_and_device(tmp_path):
     folder = _study(tmp_path, _gain_at_one_percent)
-    for path in (folder / "f0.1").glob("*.json"):
+    for path in (folder / "f0.1").glob("matchflags-*.json"):
         blob = json.loads(path.read_text())
         blob["provenance"]["code_commit"] = "other"
         path.write_text(json.dumps(blob))

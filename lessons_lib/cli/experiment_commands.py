@@ -93,10 +93,11 @@ def run_grid_command(args: argparse.Namespace) -> int:
     from lessons_lib.errors import CourseInputError
     from lessons_lib.pairs.data import LCQMC_SHA256
     from lessons_lib.syntax_bias.grid import load_grid
+    from lessons_lib.syntax_bias.results import results_paths
 
     paths = []
     for given in args.results:
-        found = sorted(given.glob("*.json")) if given.is_dir() else [given]
+        found = results_paths(given) if given.is_dir() else [given]
         if not found:
             raise CourseInputError(f"{given}: a folder without results files (*.json)")
         paths += found

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Sequence
 
 from lessons_lib.errors import CourseInputError, file_errors
+from lessons_lib.files import BOOKKEEPING_NAMES
 from lessons_lib.syntax_bias.config import ExperimentConfig
 from lessons_lib.syntax_bias.registry import BASELINE, VARIANTS
 
@@ -40,11 +41,19 @@ __all__ = [
     "spread",
     "format_spread",
     "format_p",
+    "results_paths",
 ]
 
 
 # Probabilities are stored with this many decimals: enough to rank 12,500 pairs, a third of the file size.
 PROBABILITY_DIGITS = 6
+
+
+def results_paths(folder: str | Path, recursive: bool = False) -> list[Path]:
+    """The results files of ``folder``: its ``*.json`` (with ``recursive``, its subfolders' too), sorted,
+    leaving out the course's bookkeeping beside them (the manifest of the files a command wrote)."""
+    found = Path(folder).rglob("*.json") if recursive else Path(folder).glob("*.json")
+    return sorted(path for path in found if path.name not in BOOKKEEPING_NAMES)
 
 
 def format_p(p: float) -> str:

@@ -34,7 +34,7 @@ from lessons_lib.evaluation.significance import (holm, mean_ci95, paired_t_p_val
                                                  sign_flip_p_value, welch_t_test)
 from lessons_lib.syntax_bias.grid import RANDOM_TREES, SCRAMBLED_WORDS, arm_name, check_pairs, check_runs, pooled_interval
 from lessons_lib.syntax_bias.registry import BASELINE
-from lessons_lib.syntax_bias.results import ExperimentResult, format_p
+from lessons_lib.syntax_bias.results import ExperimentResult, format_p, results_paths
 
 __all__ = ["CURVE_ARMS", "PRIMARY_FRACTIONS", "StudyRun", "StudyContrast", "Study", "load_study", "a48_verdict",
            "control_target", "format_curve", "format_a48", "format_secondary", "format_controls"]
@@ -381,7 +381,7 @@ def load_study(folder: str | Path, expected_sha256: Mapping[str, str] | None = N
     folder = Path(folder)
     if not folder.is_dir():
         raise CourseInputError(f"{folder}: not a folder of study results")
-    paths = sorted(folder.rglob("*.json"))
+    paths = results_paths(folder, recursive=True)
     if not paths:
         raise CourseInputError(f"{folder}: a folder without results files (*.json)")
     runs: dict[tuple[float, str, int], StudyRun] = {}
