@@ -54,7 +54,7 @@ class ForestRow:
 
     Attributes:
         label: the contrast's name (the row's tick label).
-        per_seed: each seed's difference (drawn as faint points; empty: none drawn).
+        per_seed: each seed's difference (drawn as points just above the row; empty: none drawn).
         mean, low, high: the mean difference and its interval (``nan`` ends: no interval drawn).
     """
 
@@ -75,14 +75,15 @@ def study_rows(contrasts: Sequence[StudyContrast], n_test: int) -> list[ForestRo
 
 
 def grid_rows(contrasts: Sequence[Contrast], levels: Sequence[SeedLevel]) -> list[ForestRow]:
-    """A grid's contrasts as rows, each with its seed-level interval (:func:`~lessons_lib.syntax_bias.grid.seed_level_verdicts`)."""
+    """A grid's contrasts as rows, each with its seed-level interval (``levels``: from
+    :func:`~lessons_lib.syntax_bias.grid.seed_level_verdicts`)."""
     return [ForestRow(f"{c.recipe}: {c.a} − {c.b}", [d.difference for d in c.per_seed], level.mean, level.low,
                       level.high) for c, level in zip(contrasts, levels, strict=True)]
 
 
 def forest_plot(rows: Sequence[ForestRow], ax=None,
                 xlabel: str = "accuracy difference (seed-level 95 % t-interval)"):
-    """One row per contrast, the first on top: faint per-seed differences, the mean, its interval, a line at 0."""
+    """One row per contrast, the first on top: the per-seed differences, the mean, its interval, a line at 0."""
     if ax is None:
         import matplotlib.pyplot as plt
 
@@ -92,7 +93,8 @@ def forest_plot(rows: Sequence[ForestRow], ax=None,
         if row.low == row.low:
             ax.plot([row.low, row.high], [height, height], color="tab:blue", linewidth=1.5)
         ax.plot([row.mean], [height], marker="o", color="black", zorder=3)
-        ax.scatter(row.per_seed, [height + 0.18] * len(row.per_seed), s=12, color="tab:orange", zorder=4)  # above the line
+        # the seeds just above the row, so that the interval's line does not hide them
+        ax.scatter(row.per_seed, [height + 0.18] * len(row.per_seed), s=12, color="tab:orange", zorder=4)
     ax.axvline(0.0, color="grey", linewidth=0.8)
     ax.set_yticks(heights, [row.label for row in rows], fontsize=8)
     ax.set_xlabel(xlabel)

@@ -94,7 +94,7 @@ control_jobs() {  # fraction arm: the controls of PLAN.md at that fraction, with
   done
 }
 
-jobs() {
+list_jobs() {
   case "${1:-curve}" in
     curve) curve_jobs ;;
     thirty) thirty_jobs ;;
@@ -105,9 +105,9 @@ jobs() {
 
 main() {
   if [ -n "$TODO" ]; then
-    jobs "$@"
+    list_jobs "$@"
   else
-    jobs "$@" | xargs -d '\n' -P "$PARALLEL" -I{} bash -c '{}'
+    list_jobs "$@" | xargs -d '\n' -P "$PARALLEL" -I{} bash -c '{}'
   fi
 }
 
