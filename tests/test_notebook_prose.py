@@ -52,3 +52,26 @@ def test_prerequisites_section_matches_the_course_map(path):
     named = set(re.findall(r"第 (\d\d) 课", section))
     assert named == set(PREREQUISITES[lesson]), (
         f"{path.name}: 先修知识 names lessons {sorted(named)}, the course map says {sorted(PREREQUISITES[lesson])}")
+
+
+def _markdown(path) -> str:
+    return "\n".join("".join(c["source"]) for c in read_notebook(path)["cells"] if c["cell_type"] == "markdown")
+
+
+SECTION_HEADING = re.compile(r"^## (\d+)\.", re.M)
+# "第 3 节", "第 3–8 节", "第 08 课第 6 节": a lesson's own section, or another lesson's
+SECTION_REFERENCE = re.compile(r"(?:第 ?(\d{2}) ?课)?第 ?(\d+)(?:[–-](\d+))? ?节")
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_sections_are_numbered_in_order_and_every_reference_finds_its_section(path):
+    numbers = [int(n) for n in SECTION_HEADING.findall(_markdown(path))]
+    assert numbers == list(range(1, len(numbers) + 1)), f"{path.name}: sections numbered {numbers}"
+    sections = {p.name[:2]: {int(n) for n in SECTION_HEADING.findall(_markdown(p))} for p in NOTEBOOKS}
+    missing = []
+    for match in SECTION_REFERENCE.finditer(_markdown(path)):
+        lesson = match.group(1) or path.name[:2]
+        for number in filter(None, (match.group(2), match.group(3))):
+            if lesson in sections and int(number) not in sections[lesson]:
+                missing.append(f"{match.group(0)} (lesson {lesson} has sections {sorted(sections[lesson])})")
+    assert not missing, f"{path.name}: references to sections that do not exist: {missing}"
