@@ -183,6 +183,26 @@ def test_secondary_movement_and_bootstrap(tmp_path):
     assert row["auc"] == pytest.approx(rank_auc(study.run(0.01, "none", 100).test_probabilities, TEST_LABELS))
 
 
+def test_discrimination_table_reads_every_arm_and_its_difference_from_none(tmp_path):
+    from lessons_lib.syntax_bias.study import format_discrimination, format_secondary
+    folder = _study(tmp_path, _gain_at_one_percent)
+    for seed in SEEDS[0.01]:
+        _write(folder / "controls", 0.01, f"random-{seed}", _result(0.01, "learned", seed, 64, parser_noise=1.0))
+    study = load_study(folder)
+    assert "learned · random trees" in study.arms_at(0.01) and "learned · random trees" not in study.arms_at(0.03)
+    lines = format_discrimination(study).splitlines()
+    row = next(i for i, line in enumerate(lines) if line.split()[:4] == ["1", "%", "learned", "·"])
+    # every file's calls are its probabilities' argmax, so accuracy and AUC fall together: 64 wrong of 200
+    assert lines[row].split()[-5:] == ["0.6800", "0.6800", "0.6800", "0.500", "0.500"]
+    assert lines[row + 1].split()[-5:] == ["-0.0200", "-0.0200", "-0.0200", "+0.000", "+0.000"]  # none: 60 wrong
+    learned = next(i for i, line in enumerate(lines) if line.split()[:3] == ["1", "%", "learned"])
+    expected = statistics.fmean(_gain_at_one_percent(0.01, "learned", s) for s in SEEDS[0.01]) / N_TEST
+    assert float(lines[learned + 1].split()[-5]) == pytest.approx(expected, abs=5e-5)
+    assert float(lines[learned + 1].split()[-4]) == pytest.approx(expected, abs=5e-5)
+    secondary = format_secondary(load_study(folder, partial=True))
+    assert secondary.count("partial:") == 1 and secondary.startswith("partial:")
+
+
 def test_the_control_target_ties_to_the_smaller_fraction(tmp_path):
     study = load_study(_study(tmp_path, _gain_at_one_percent))  # every dev gain is 0: a tie everywhere
     assert control_target(study) == ("learned", 0.01)

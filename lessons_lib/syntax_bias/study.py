@@ -37,7 +37,8 @@ from lessons_lib.syntax_bias.registry import BASELINE
 from lessons_lib.syntax_bias.results import ExperimentResult, format_p, results_paths
 
 __all__ = ["CURVE_ARMS", "PRIMARY_FRACTIONS", "StudyRun", "StudyContrast", "Study", "load_study", "a48_verdict",
-           "control_target", "format_curve", "format_a48", "format_secondary", "format_controls"]
+           "control_target", "format_curve", "format_a48", "format_runs", "format_discrimination",
+           "format_exact_and_bootstrap", "format_movement", "format_secondary", "format_controls"]
 
 CURVE_ARMS = (BASELINE, "learned", "hard_mask")
 BIASED_ARMS = ("learned", "hard_mask")
@@ -216,12 +217,18 @@ class Study:
             out[f] = statistics.median(values)
         return out
 
+    def arms_at(self, fraction: float) -> list[str]:
+        """The curve's arms, then every control arm that ran on a complete seed of ``fraction``."""
+        controls = [a for a in self.arms() if a not in CURVE_ARMS and self.paired(fraction, a, BASELINE)[0]]
+        return [*CURVE_ARMS, *controls]
+
     def secondary_runs(self) -> list[dict]:
-        """Per curve run: test AUC, accuracy at the dev-tuned threshold, the share of label-1 calls on dev and test."""
+        """Per run of every arm (curve and controls) on a complete seed: test accuracy, AUC, the
+        dev-tuned threshold and the accuracy at it, the share of label-1 calls on dev and test."""
         rows = []
         for f in self.fractions():
-            for arm in CURVE_ARMS:
-                for s in self.complete_seeds[f]:
+            for arm in self.arms_at(f):
+                for s in self.paired(f, arm, BASELINE)[0]:
                     r = self.run(f, arm, s)
                     threshold = dev_tuned_threshold(r.dev_probabilities, r.dev_labels)
                     rows.append({"fraction": f, "arm": arm, "seed": s, "test_accuracy": r.test_correct_count / self.n_test,
@@ -496,29 +503,53 @@ def format_a48(study: Study) -> str:
     return "\n".join(lines)
 
 
-def format_secondary(study: Study) -> str:
-    """Descriptive: per run AUC / dev-tuned accuracy / label-1 shares; exact p beside each primary p;
-    the test-pair bootstrap; the learned table's movement."""
+SECONDARY_KEYS = ("test_accuracy", "auc", "tuned_accuracy", "dev_ones", "test_ones")
+SECONDARY_HEADER = f"{'test acc':>8} {'AUC':>7} {'tuned acc':>9} {'dev 1s':>6} {'test 1s':>7}"
+
+
+def _secondary_cells(values: Mapping[str, float], signed: bool = False) -> str:
+    fmt = (lambda v, w, d: f"{v:+{w}.{d}f}") if signed else (lambda v, w, d: f"{v:{w}.{d}f}")
+    return " ".join(fmt(values[k], w, d) for k, w, d in zip(SECONDARY_KEYS, (8, 7, 9, 6, 7), (4, 4, 4, 3, 3)))
+
+
+def format_runs(study: Study) -> str:
+    """Per run (curve and controls): test accuracy, AUC, the dev-tuned threshold and its test accuracy, label-1 shares."""
     lines = _partial_note(study)
-    lines.append(f"{'fraction':>8} {'arm':<10} {'seed':>5} {'test acc':>8} {'AUC':>6} {'tuned t':>7} {'tuned acc':>9} "
-                 f"{'dev 1s':>6} {'test 1s':>7}")
+    lines.append(f"{'fraction':>8} {'arm':<34} {'seed':>5} {'tuned t':>7} {SECONDARY_HEADER}")
     for row in study.secondary_runs():
-        lines.append(f"{_fraction_name(row['fraction']):>8} {row['arm']:<10} {row['seed']:>5} {row['test_accuracy']:8.4f} "
-                     f"{row['auc']:6.4f} {row['threshold']:7.4f} {row['tuned_accuracy']:9.4f} {row['dev_ones']:6.3f} "
-                     f"{row['test_ones']:7.3f}")
+        lines.append(f"{_fraction_name(row['fraction']):>8} {row['arm']:<34} {row['seed']:>5} {row['threshold']:7.4f} "
+                     f"{_secondary_cells(row)}")
+    return "\n".join(lines)
+
+
+def format_discrimination(study: Study) -> str:
+    """Per fraction and arm, means over seeds of plain accuracy, AUC, accuracy at the dev-tuned
+    threshold and the label-1 shares; under each arm but none, its mean difference from none on
+    the same seeds (a threshold shift moves the shares and plain accuracy, discrimination moves AUC)."""
     rows = {(r["fraction"], r["arm"], r["seed"]): r for r in study.secondary_runs()}
-    lines += ["", "arm − none, mean over seeds:  AUC   tuned acc   dev 1s   test 1s"]
+    lines = _partial_note(study)
+    lines.append(f"{'fraction':>8} {'arm':<34} {'seeds':>5} {SECONDARY_HEADER}")
     for f in study.fractions():
-        for arm in BIASED_ARMS:
-            seeds = study.complete_seeds[f]
-            mean = lambda key: statistics.fmean(rows[f, arm, s][key] - rows[f, BASELINE, s][key] for s in seeds)
-            lines.append(f"  {arm:<10} at {_fraction_name(f):>6} (n={len(seeds)}):  {mean('auc'):+.4f}  {mean('tuned_accuracy'):+.4f}"
-                         f"  {mean('dev_ones'):+.3f}  {mean('test_ones'):+.3f}")
+        for arm in study.arms_at(f):
+            seeds = study.paired(f, arm, BASELINE)[0]
+            mean = {k: statistics.fmean(rows[f, arm, s][k] for s in seeds) for k in SECONDARY_KEYS}
+            lines.append(f"{_fraction_name(f):>8} {arm:<34} {len(seeds):>5} {_secondary_cells(mean)}")
+            if arm != BASELINE:
+                gain = {k: statistics.fmean(rows[f, arm, s][k] - rows[f, BASELINE, s][k] for s in seeds)
+                        for k in SECONDARY_KEYS}
+                lines.append(f"{'':>8} {'  − none':<34} {'':>5} {_secondary_cells(gain, signed=True)}")
+    return "\n".join(lines)
+
+
+def format_exact_and_bootstrap(study: Study) -> str:
+    """Per primary contrast (and 30 %'s): the t-test's p beside the exact permutation p, and the
+    bootstrap over test pairs with the seeds held fixed."""
     extra = [study.contrast(f, arm, BASELINE) for f in study.fractions() if f not in PRIMARY_FRACTIONS
              for arm in BIASED_ARMS]
     contrasts = [*study.primary(), *extra]
     width = max(len(c.name) for c in contrasts)
-    lines += ["", f"{'contrast':<{width}} {'t p':>7} {'exact p':>7}  bootstrap over test pairs ({BOOTSTRAP_LABEL})"]
+    lines = _partial_note(study)
+    lines.append(f"{'contrast':<{width}} {'t p':>7} {'exact p':>7}  bootstrap over test pairs ({BOOTSTRAP_LABEL})")
     for c in contrasts:
         boot = study.bootstrap(c)
         interval = "—" if boot is None else f"{boot[0]:+.4f} [{boot[1]:+.4f}, {boot[2]:+.4f}]"
@@ -527,10 +558,25 @@ def format_secondary(study: Study) -> str:
             disagree = "  (t and exact disagree at 0.05)"
         outside = "" if c.fraction in PRIMARY_FRACTIONS or c.fraction is None else "  (not in the family)"
         lines.append(f"{c.name:<{width}} {_p(c.p_value):>7} {_p(c.exact_p):>7}  {interval}{disagree}{outside}")
-    lines += ["", "learned table, median largest |entry| at the chosen epoch:"]
+    return "\n".join(lines)
+
+
+def format_movement(study: Study) -> str:
+    """Per fraction, the median over seeds of the learned table's largest |entry| at the chosen epoch."""
+    lines = _partial_note(study)
+    lines.append("learned table, median largest |entry| at the chosen epoch:")
     for f, median in study.movement().items():
         lines.append(f"  {_fraction_name(f):>6}: {median:.4f}" + ("  barely moved" if median < BARELY_MOVED else ""))
     return "\n".join(lines)
+
+
+def format_secondary(study: Study) -> str:
+    """Descriptive, all of it: :func:`format_runs`, :func:`format_discrimination`,
+    :func:`format_exact_and_bootstrap` and :func:`format_movement`, the partial note once."""
+    note = _partial_note(study)
+    strip = lambda text: text.split("\n", len(note))[-1] if note else text
+    parts = [strip(f(study)) for f in (format_runs, format_discrimination, format_exact_and_bootstrap, format_movement)]
+    return "\n\n".join(["\n".join(note + [parts[0]]), *parts[1:]])
 
 
 def format_controls(study: Study) -> str:
