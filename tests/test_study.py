@@ -124,6 +124,18 @@ def test_a_planted_gain_at_one_percent_is_found_and_read_for_a48(tmp_path):
     assert a48_verdict(contrasts, "hard_mask") == "inconclusive"
 
 
+def test_the_primary_table_gives_each_contrast_its_seeds(tmp_path):
+    from lessons_lib.syntax_bias.study import format_a48
+    study = load_study(_study(tmp_path, _gain_at_one_percent))
+    full, short = format_a48(study).splitlines(), format_a48(study, per_seed=False).splitlines()
+    gain = next(line for line in full if line.startswith("learned − none at 1 %"))
+    assert gain.split()[6] == "10" and gain.endswith(" ".join(f"{10 + (s % 2) * 2 - 1:+d}" for s in range(100, 110))
+                                                     + "  (SD 0.0053)")
+    dod = next(line for line in short if line.startswith("(learned − none at 1 %)"))
+    assert dod.split()[13] == "10+5" and dod.endswith("positive, significant")
+    assert short[-2] == full[-2] == "A48 (learned): support; hard_mask beside it: inconclusive"
+
+
 def test_a_planted_null_is_inconclusive_and_a_loss_is_against(tmp_path):
     null = load_study(_study(tmp_path / "null", lambda f, a, s: (s % 2) * 2 - 1))
     assert a48_verdict(null.primary()) == "inconclusive"

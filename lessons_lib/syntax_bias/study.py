@@ -479,21 +479,26 @@ def format_curve(study: Study) -> str:
     return "\n".join(lines)
 
 
-def format_a48(study: Study) -> str:
-    """The primary family: per contrast the per-seed wins, mean [95 % t-interval], p, Holm p; then A48."""
+def format_a48(study: Study, per_seed: bool = True) -> str:
+    """The primary family: per contrast the number of seeds, mean [95 % t-interval], the test, p, Holm
+    p and the verdict, then (``per_seed``) each seed's test pairs won and their SD; then A48."""
     contrasts = study.primary()
     lines = _partial_note(study)
     width = max(len(c.name) for c in contrasts)
-    lines.append(f"{'contrast':<{width}}  {'mean [95 % t-interval]':<28} {'test':<9} {'p':>7} {'Holm p':>7}  "
-                 f"verdict   per-seed test pairs won (seed SD)")
+    lines.append(f"{'contrast':<{width}} {'seeds':>7}  {'mean [95 % t-interval]':<28} {'test':<9} {'p':>7} {'Holm p':>7}  "
+                 f"verdict" + ("   per-seed test pairs won (seed SD)" if per_seed else ""))
     for c in contrasts:
         test = "paired t" if c.fraction is not None else f"Welch {c.df}"
-        wins = " ".join(f"{w:+d}" for w in c.wins) + ("  vs  " + " ".join(f"{w:+d}" for w in c.wins_other)
-                                                       if c.fraction is None else "")
-        spread = [w / study.n_test for w in c.wins]
-        sd = f"  (SD {statistics.stdev(spread):.4f})" if c.fraction is not None and len(spread) > 1 else ""
-        lines.append(f"{c.name:<{width}}  {_interval(c):<28} {test:<9} {_p(c.p_value):>7} {_p(c.holm_p):>7}  "
-                     f"{c.verdict()}   {wins}{sd}")
+        n = f"{len(c.wins)}" if c.fraction is not None else f"{len(c.wins)}+{len(c.wins_other)}"
+        line = (f"{c.name:<{width}} {n:>7}  {_interval(c):<28} {test:<9} {_p(c.p_value):>7} {_p(c.holm_p):>7}  "
+                f"{c.verdict()}")
+        if per_seed:
+            wins = " ".join(f"{w:+d}" for w in c.wins) + ("  vs  " + " ".join(f"{w:+d}" for w in c.wins_other)
+                                                           if c.fraction is None else "")
+            spread = [w / study.n_test for w in c.wins]
+            sd = f"  (SD {statistics.stdev(spread):.4f})" if c.fraction is not None and len(spread) > 1 else ""
+            line += f"   {wins}{sd}"
+        lines.append(line)
     lines.append(f"Holm over the {sum(c.p_value == c.p_value for c in contrasts)} testable contrasts; "
                  f"significant when Holm p ≤ {ALPHA}; intervals unadjusted.")
     lines.append(f"A48 (learned): {a48_verdict(contrasts, 'learned')}; hard_mask beside it: "
