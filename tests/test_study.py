@@ -215,6 +215,24 @@ def test_discrimination_table_reads_every_arm_and_its_difference_from_none(tmp_p
     assert secondary.count("partial:") == 1 and secondary.startswith("partial:")
 
 
+def test_the_tables_movement_by_epoch_is_the_median_over_seeds(tmp_path):
+    folder = _study(tmp_path, _gain_at_one_percent)
+    for seed in SEEDS[0.01]:
+        path = folder / "f0.01" / f"matchflags-learned-seed{seed}.json"
+        blob = json.loads(path.read_text())
+        blob["runs"][0]["epochs"] = [{"epoch": e, "train_loss": 0.5, "dev_accuracy": 0.5, "test_accuracy": None,
+                                      "pairs_per_second": 1.0, "bias_max_abs": e * (seed - 99) / 100} for e in (1, 2, 3)]
+        blob["runs"][0]["optimizer_steps"] = 114
+        path.write_text(json.dumps(blob))
+    steps, medians = load_study(folder).movement_by_epoch()[0.01]
+    # seeds 100–109 scale epoch e by 1 … 10; the median of 1 … 10 is 5.5
+    assert steps == 38 and medians == pytest.approx([0.055, 0.11, 0.165])
+    blob["runs"][0]["epochs"][1]["bias_max_abs"] = None  # a gap in an epoch the run did not choose
+    path.write_text(json.dumps(blob))
+    with pytest.raises(CourseInputError, match=r"seed109\.json: runs\[0\] .*epochs\[1\]\.bias_max_abs is None"):
+        load_study(folder)
+
+
 def test_the_control_target_ties_to_the_smaller_fraction(tmp_path):
     study = load_study(_study(tmp_path, _gain_at_one_percent))  # every dev gain is 0: a tie everywhere
     assert control_target(study) == ("learned", 0.01)
@@ -273,6 +291,7 @@ def _one_seed(folder, **edits):
     ({"learned": {"runs__0__test_probabilities": [1.5] * N_TEST}}, "not a probability"),
     ({"learned": {"runs__0__test_probabilities": [float("nan")] * N_TEST}}, "not a probability"),
     ({"learned": {"runs__0__epochs__0__bias_max_abs": None}}, "bias_max_abs"),
+    ({"learned": {"runs__0__optimizer_steps": 0}}, "optimizer_steps 0 is not a whole number"),
     ({"learned": {"runs__0__test_accuracy": 0.99}}, "test_accuracy 0.99 disagrees"),
     ({"learned": {"runs__0__dev_accuracy": 0.99}}, "dev_accuracy 0.99 disagrees"),
     ({"learned": {"config__epoch_choice": "last"}}, "config.epoch_choice"),
@@ -344,7 +363,7 @@ def test_figures_draw_the_contrasts_means(tmp_path):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from lessons_lib.syntax_bias.study_figures import forest_plot, gain_curve, study_rows
+    from lessons_lib.syntax_bias.study_figures import forest_plot, gain_curve, study_rows, table_movement
 
     study = load_study(_study(tmp_path, _gain_at_one_percent))
     ax = gain_curve(study)
@@ -352,6 +371,14 @@ def test_figures_draw_the_contrasts_means(tmp_path):
     learned = [study.contrast(f, "learned", "none").mean for f in (0.01, 0.03, 0.1)]
     assert any(list(line.get_ydata()) == pytest.approx(learned) for line in lines)
     assert ax.get_xscale() == "log"
+    # each arm's seeds are drawn in its line's colour
+    colours = {tuple(c.get_facecolor()[0][:3]) for c in ax.collections if len(c.get_offsets()) == 10}
+    line_colours = {matplotlib.colors.to_rgb(line.get_color()) for line in lines}
+    assert colours == line_colours and len(colours) == 2
+    ax = table_movement(study)
+    drawn = {line.get_label(): (list(line.get_xdata()), list(line.get_ydata())) for line in ax.get_lines()
+             if not line.get_label().startswith("_")}
+    assert drawn == {"1 %": ([10], [0.5]), "3 %": ([10], [0.5]), "10 %": ([10], [0.5])}  # one epoch of 10 steps
     contrasts = study.primary()
     ax = forest_plot(study_rows(contrasts, N_TEST))
     means = [line.get_xdata()[0] for line in ax.get_lines() if line.get_marker() == "o"]

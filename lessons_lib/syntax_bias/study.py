@@ -63,6 +63,8 @@ class StudyRun:
         test_correct: ``(N_test,)`` bool, per test pair whether the chosen epoch's call is right.
         dev_correct, test_correct_count: correct dev / test pairs (integers).
         bias_max_abs: the learned table's largest |entry| at the chosen epoch (``None`` without a table).
+        bias_by_epoch: the same after every epoch (empty without a table).
+        steps_per_epoch: optimizer steps per epoch (the run's steps over its epochs).
     """
 
     fraction: float
@@ -80,6 +82,8 @@ class StudyRun:
     bias_max_abs: float | None
     word_boundaries_kept: float | None
     source: Path
+    bias_by_epoch: list[float] = field(default_factory=list, repr=False)
+    steps_per_epoch: int | None = None
 
 
 @dataclass(frozen=True)
@@ -208,6 +212,17 @@ class Study:
                 out.append(_across(f"({arm} − none at 1 %) − ({arm} − none at 10 %)", arm, within[SMALL],
                                    within[LARGE], self.n_test))
         return _with_holm(out)
+
+    def movement_by_epoch(self) -> dict[float, tuple[int | None, list[float]]]:
+        """Per fraction, ``(steps per epoch, medians)``: after every epoch, the median over complete
+        seeds of the learned table's largest |entry|."""
+        out = {}
+        for f in self.fractions():
+            runs = [self.run(f, "learned", s) for s in self.complete_seeds[f]]
+            epochs = min(len(r.bias_by_epoch) for r in runs)
+            out[f] = (runs[0].steps_per_epoch,
+                      [statistics.median(r.bias_by_epoch[e] for r in runs) for e in range(epochs)])
+        return out
 
     def movement(self) -> dict[float, float]:
         """Per fraction, the median over complete seeds of the learned table's largest |entry| at the chosen epoch."""
@@ -360,7 +375,28 @@ def _read_run(path: Path, result: ExperimentResult) -> StudyRun:
     return StudyRun(result.config.train_fraction, arm_name(result, run.variant), run.seed, dev_correct,
                     int(correct.sum()), correct, run.dev_probabilities, dev_labels, run.dev_predictions,
                     run.test_probabilities, result.test_labels, run.test_predictions,
-                    bias if _is_finite_number(bias) else None, result.data.word_boundaries_kept, path)
+                    bias if _is_finite_number(bias) else None, result.data.word_boundaries_kept, path,
+                    _bias_by_epoch(where, run), _steps_per_epoch(where, run))
+
+
+def _bias_by_epoch(where: str, run) -> list[float]:
+    if run.variant != "learned":
+        return []
+    values = [e.bias_max_abs for e in run.epochs]
+    index = next((i for i, v in enumerate(values) if not _is_finite_number(v)), None)
+    if index is not None:
+        raise CourseInputError(f"{where}: epochs[{index}].bias_max_abs is {values[index]!r}, not a number")
+    return values
+
+
+def _steps_per_epoch(where: str, run) -> int | None:
+    steps = run.optimizer_steps
+    if steps is None:
+        return None
+    if type(steps) is not int or steps < 1 or steps % len(run.epochs):
+        raise CourseInputError(f"{where}: optimizer_steps {steps!r} is not a whole number of steps per epoch "
+                               f"over its {len(run.epochs)} epochs")
+    return steps // len(run.epochs)
 
 
 def _is_finite_number(value) -> bool:

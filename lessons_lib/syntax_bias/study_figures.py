@@ -1,12 +1,14 @@
-"""The data-size study's two figures; the forest plot also draws a grid's contrasts (matplotlib imported inside).
+"""The data-size study's figures; the forest plot also draws a grid's contrasts (matplotlib imported inside).
 
 - :func:`gain_curve`: per biased arm, the mean test gain over ``none`` against the training
   fraction (log x axis), with the seed-level 95 % t-interval and each seed's gain as a faint point;
+- :func:`table_movement`: the learned table's largest |entry| after every epoch against the
+  optimizer steps, per fraction (a table that never moved is no evidence against the bias);
 - :func:`forest_plot`: one row per contrast (:class:`ForestRow`; :func:`study_rows` for the
   study's contrasts, :func:`grid_rows` for a grid's), its per-seed differences and its seed-level
   interval, with a line at 0.
 
-Both take an optional ``ax`` to draw on and return the axes they drew on.
+Each takes an optional ``ax`` to draw on and returns the axes it drew on.
 """
 
 from __future__ import annotations
@@ -16,9 +18,9 @@ from typing import Sequence
 
 from lessons_lib.syntax_bias.grid import Contrast, SeedLevel
 from lessons_lib.syntax_bias.registry import BASELINE
-from lessons_lib.syntax_bias.study import BIASED_ARMS, Study, StudyContrast
+from lessons_lib.syntax_bias.study import BARELY_MOVED, BIASED_ARMS, Study, StudyContrast
 
-__all__ = ["gain_curve", "ForestRow", "study_rows", "grid_rows", "forest_plot"]
+__all__ = ["gain_curve", "table_movement", "ForestRow", "study_rows", "grid_rows", "forest_plot"]
 
 
 def _axes(ax):
@@ -30,21 +32,45 @@ def _axes(ax):
 
 
 def gain_curve(study: Study, ax=None):
-    """Test accuracy gain over ``none`` (y, accuracy units) against the training fraction (x, log scale)."""
+    """Test accuracy gain over ``none`` (y, accuracy units) against the training fraction (x, log scale).
+
+    One colour per arm for its mean, its seed-level 95 % t-interval and its seeds (faint points);
+    the two arms sit slightly left and right of each fraction so that neither hides the other.
+    """
     ax = _axes(ax)
-    for arm in BIASED_ARMS:
+    for i, arm in enumerate(BIASED_ARMS):
+        colour, nudge = f"C{i}", 1.06 ** (i - (len(BIASED_ARMS) - 1) / 2)
         contrasts = [study.contrast(f, arm, BASELINE) for f in study.fractions()]
-        xs = [c.fraction for c in contrasts]
-        for c in contrasts:
-            ax.scatter([c.fraction] * len(c.wins), [w / study.n_test for w in c.wins], alpha=0.25, s=10)
+        xs = [c.fraction * nudge for c in contrasts]
+        for x, c in zip(xs, contrasts):
+            ax.scatter([x] * len(c.wins), [w / study.n_test for w in c.wins], alpha=0.3, s=10, color=colour)
         lower = [c.mean - c.low if c.low == c.low else 0.0 for c in contrasts]
         upper = [c.high - c.mean if c.high == c.high else 0.0 for c in contrasts]
-        ax.errorbar(xs, [c.mean for c in contrasts], yerr=[lower, upper], marker="o", capsize=3, label=arm)
+        ax.errorbar(xs, [c.mean for c in contrasts], yerr=[lower, upper], marker="o", capsize=3, color=colour,
+                    label=arm)
     ax.axhline(0.0, color="grey", linewidth=0.8)
     ax.set_xscale("log")
+    fractions = study.fractions()
+    ax.set_xticks(fractions, [f"{f * 100:g} %" for f in fractions])
+    ax.minorticks_off()
     ax.set_xlabel("training fraction")
     ax.set_ylabel("test accuracy − none's (seed-level 95 % interval)")
     ax.legend(title="partial" if study.partial else None)
+    return ax
+
+
+def table_movement(study: Study, ax=None):
+    """The learned table's largest |entry| (y; median over seeds) after every epoch, against the
+    optimizer steps made (x), one line per fraction; a dashed line at the plan's "barely moved" level."""
+    ax = _axes(ax)
+    for fraction, (steps, medians) in study.movement_by_epoch().items():
+        xs = [steps * (e + 1) for e in range(len(medians))] if steps else list(range(1, len(medians) + 1))
+        ax.plot(xs, medians, marker=".", label=f"{fraction * 100:g} %")
+    ax.axhline(BARELY_MOVED, color="grey", linestyle="--", linewidth=0.8)
+    ax.set_xscale("log")
+    ax.set_xlabel("optimizer steps")
+    ax.set_ylabel("learned table: largest |entry| (median over seeds)")
+    ax.legend(title="partial" if study.partial else "training fraction")
     return ax
 
 
