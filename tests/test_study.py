@@ -233,6 +233,26 @@ def test_the_tables_movement_by_epoch_is_the_median_over_seeds(tmp_path):
         load_study(folder)
 
 
+def test_a43_reads_the_full_split_beside_the_ten_percent_seeds(tmp_path):
+    from lessons_lib.syntax_bias.study import format_a43
+    folder = _study(tmp_path, _gain_at_one_percent)
+    assert format_a43(load_study(folder)).startswith("A43: no full-split runs")
+    # seed 0 on the whole split: learned right on 4 pairs none gets wrong, wrong on 1 it gets right
+    _write(folder, 1.0, "matchflags-none-seed0", _result(1.0, "none", 0, 60))
+    _write(folder, 1.0, "matchflags-learned-seed0", _result(1.0, "learned", 0, 57, dev_wrong=8, **{
+        "runs__0__test_predictions": _calls(TEST_LABELS, 1, offset=70)[:4] + _calls(TEST_LABELS, 57, offset=4)[4:]}))
+    _write(folder, 1.0, "matchflags-hard_mask-seed0", _result(1.0, "hard_mask", 0, 60))
+    study = load_study(folder)
+    lines = format_a43(study).splitlines()
+    assert lines[0] == ("learned − none, full split, seed 0: dev +0.0500 (+2 pairs), test +0.0150 (+3 pairs); "
+                        "McNemar on test: 4 vs 1, exact p 0.375")
+    # the 10 % seeds' learned − none: −1, +1, −1, +1, −1 pairs of 200
+    assert lines[1].startswith("  10 % seeds (n=5): test -0.0010 [") and "range -0.0050 … +0.0050" in lines[1]
+    assert lines[1].endswith("the full split's test difference is outside the 10 % seeds' range")
+    assert lines[2].startswith("hard_mask − none, full split, seed 0: dev +0.0000 (+0 pairs), test +0.0000 (+0 pairs)")
+    assert lines[3].endswith("inside the 10 % seeds' range")
+
+
 def test_the_control_target_ties_to_the_smaller_fraction(tmp_path):
     study = load_study(_study(tmp_path, _gain_at_one_percent))  # every dev gain is 0: a tie everywhere
     assert control_target(study) == ("learned", 0.01)
@@ -388,7 +408,7 @@ def test_figures_draw_the_contrasts_means(tmp_path):
     plt.close("all")
 
 
-@pytest.mark.parametrize("group, fractions", [("curve", PRIMARY_FRACTIONS), ("thirty", (0.3,))])
+@pytest.mark.parametrize("group, fractions", [("curve", PRIMARY_FRACTIONS), ("thirty", (0.3,)), ("full", (1.0,))])
 def test_the_run_script_writes_the_files_the_plan_reads(tmp_path, group, fractions):
     """results/lcqmc/datasize/run.sh and PLAN_SEEDS name the same runs: one file per fraction, arm and seed."""
     import shutil

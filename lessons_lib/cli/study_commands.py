@@ -11,7 +11,7 @@ from lessons_lib.cli.options import add_expect_argument
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
         "study", help="read the data-size study's folder: the curve, the 8 primary contrasts and A48, "
-                      "the secondary readings and the controls",
+                      "the secondary readings, the controls and A43",
         description="Print the data-size study's analysis (lessons_lib.syntax_bias.study).",
     )
     p.add_argument("folder", type=Path, help="the study's folder (every *.json under it: fF/ and controls/fF/)")
@@ -23,10 +23,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run_study_command(args: argparse.Namespace) -> int:
     from lessons_lib.pairs.data import LCQMC_SHA256
-    from lessons_lib.syntax_bias.study import format_a48, format_controls, format_curve, format_secondary, load_study
+    from lessons_lib.syntax_bias.study import (format_a43, format_a48, format_controls, format_curve, format_secondary,
+                                              load_study)
 
     study = load_study(args.folder, LCQMC_SHA256 if args.expect == "lcqmc" else None, partial=args.partial)
     for title, text in (("curve", format_curve(study)), ("primary", format_a48(study)),
-                        ("secondary, descriptive", format_secondary(study)), ("controls", format_controls(study))):
+                        ("secondary, descriptive", format_secondary(study)), ("controls", format_controls(study)),
+                        ("A43, the full split", format_a43(study))):
         print(f"== {title}\n{text}\n")
     return 0

@@ -29,7 +29,8 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from lessons_lib.errors import CourseInputError
-from lessons_lib.evaluation.metrics import accuracy_at_threshold, dev_tuned_threshold, label_one_share, rank_auc
+from lessons_lib.evaluation.metrics import (accuracy_at_threshold, dev_tuned_threshold, label_one_share,
+                                            mcnemar_exact, rank_auc)
 from lessons_lib.evaluation.significance import (holm, mean_ci95, paired_t_p_value, relabelling_p_value,
                                                  sign_flip_p_value, welch_t_test)
 from lessons_lib.syntax_bias.grid import RANDOM_TREES, SCRAMBLED_WORDS, arm_name, check_pairs, check_runs, pooled_interval
@@ -38,14 +39,15 @@ from lessons_lib.syntax_bias.results import ExperimentResult, format_p, results_
 
 __all__ = ["CURVE_ARMS", "PRIMARY_FRACTIONS", "StudyRun", "StudyContrast", "Study", "load_study", "a48_verdict",
            "control_target", "format_curve", "format_a48", "format_runs", "format_discrimination",
-           "format_exact_and_bootstrap", "format_movement", "format_secondary", "format_controls"]
+           "format_exact_and_bootstrap", "format_movement", "format_secondary", "format_controls", "format_a43"]
 
 CURVE_ARMS = (BASELINE, "learned", "hard_mask")
 BIASED_ARMS = ("learned", "hard_mask")
 PRIMARY_FRACTIONS = (0.01, 0.03, 0.1)
 # The plan's seeds per fraction (disjoint, so the fractions are independent samples).
 PLAN_SEEDS = {0.01: list(range(100, 110)), 0.03: list(range(300, 310)), 0.1: list(range(1000, 1005)),
-              0.3: list(range(3000, 3003))}
+              0.3: list(range(3000, 3003)), 1.0: [0]}
+FULL = 1.0  # A43: the whole training split, one seed, read beside the 10 % seeds
 SMALL, LARGE = 0.01, 0.1  # the difference of differences: (arm − none at SMALL) − (arm − none at LARGE)
 ALPHA = 0.05
 BARELY_MOVED = 0.1  # a learned table whose median largest |entry| stays below this "barely moved"
@@ -638,4 +640,34 @@ def format_controls(study: Study) -> str:
     kept = study.word_boundaries_kept(fraction)
     if kept:
         lines.append(f"  word boundaries kept by the scrambled segmentation: {min(kept):.3f} … {max(kept):.3f}")
+    return "\n".join(lines)
+
+
+def format_a43(study: Study) -> str:
+    """A43, described: per biased arm, the full split's dev and test difference from none (seed 0)
+    with its exact McNemar counts on test, beside the 10 % seeds' mean test difference, its
+    seed-level interval and the range of their dev and test differences. One seed describes
+    whether the 10 % reading carries to the full split; it cannot decide it."""
+    lines = _partial_note(study)
+    seeds = study.complete_seeds.get(FULL, [])
+    if not seeds:
+        lines.append("A43: no full-split runs (none, learned and hard_mask on the whole training split) in this folder")
+        return "\n".join(lines)
+    seed = seeds[0]
+    for arm in BIASED_ARMS:
+        a, b = study.run(FULL, arm, seed), study.run(FULL, BASELINE, seed)
+        dev, test = a.dev_correct - b.dev_correct, a.test_correct_count - b.test_correct_count
+        mcnemar = mcnemar_exact(a.test_predictions, b.test_predictions, a.test_labels)
+        lines.append(f"{arm} − none, full split, seed {seed}: dev {dev / len(a.dev_labels):+.4f} ({dev:+d} pairs), "
+                     f"test {test / study.n_test:+.4f} ({test:+d} pairs); McNemar on test: {mcnemar.only_a} vs "
+                     f"{mcnemar.only_b}, exact p {format_p(mcnemar.p_value)}")
+        if study.complete_seeds.get(LARGE):
+            ten = study.contrast(LARGE, arm, BASELINE)
+            devs = [study.run(LARGE, arm, s).dev_correct - study.run(LARGE, BASELINE, s).dev_correct for s in ten.seeds]
+            n_dev = len(a.dev_labels)
+            inside = min(ten.wins) <= test <= max(ten.wins)
+            lines.append(f"  10 % seeds (n={len(ten.wins)}): test {_interval(ten)}, range {min(ten.wins) / study.n_test:+.4f}"
+                         f" … {max(ten.wins) / study.n_test:+.4f}; dev range {min(devs) / n_dev:+.4f} … "
+                         f"{max(devs) / n_dev:+.4f}; the full split's test difference is "
+                         f"{'inside' if inside else 'outside'} the 10 % seeds' range")
     return "\n".join(lines)

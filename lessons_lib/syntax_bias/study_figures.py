@@ -18,7 +18,7 @@ from typing import Sequence
 
 from lessons_lib.syntax_bias.grid import Contrast, SeedLevel
 from lessons_lib.syntax_bias.registry import BASELINE
-from lessons_lib.syntax_bias.study import BARELY_MOVED, BIASED_ARMS, Study, StudyContrast
+from lessons_lib.syntax_bias.study import BARELY_MOVED, BIASED_ARMS, FULL, Study, StudyContrast
 
 __all__ = ["gain_curve", "table_movement", "ForestRow", "study_rows", "grid_rows", "forest_plot"]
 
@@ -34,13 +34,13 @@ def _axes(ax):
 def gain_curve(study: Study, ax=None):
     """Test accuracy gain over ``none`` (y, accuracy units) against the training fraction (x, log scale).
 
-    One colour per arm for its mean, its seed-level 95 % t-interval and its seeds (faint points);
+    The full split's single seed (A43) is not a point of this curve. One colour per arm for its mean, its seed-level 95 % t-interval and its seeds (faint points);
     the two arms sit slightly left and right of each fraction so that neither hides the other.
     """
     ax = _axes(ax)
     for i, arm in enumerate(BIASED_ARMS):
         colour, nudge = f"C{i}", 1.06 ** (i - (len(BIASED_ARMS) - 1) / 2)
-        contrasts = [study.contrast(f, arm, BASELINE) for f in study.fractions()]
+        contrasts = [study.contrast(f, arm, BASELINE) for f in study.fractions() if f != FULL]
         xs = [c.fraction * nudge for c in contrasts]
         for x, c in zip(xs, contrasts):
             ax.scatter([x] * len(c.wins), [w / study.n_test for w in c.wins], alpha=0.3, s=10, color=colour)
@@ -50,7 +50,7 @@ def gain_curve(study: Study, ax=None):
                     label=arm)
     ax.axhline(0.0, color="grey", linewidth=0.8)
     ax.set_xscale("log")
-    fractions = study.fractions()
+    fractions = [f for f in study.fractions() if f != FULL]
     ax.set_xticks(fractions, [f"{f * 100:g} %" for f in fractions])
     ax.minorticks_off()
     ax.set_xlabel("training fraction")

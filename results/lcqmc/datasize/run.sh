@@ -5,9 +5,9 @@
 # on after an interruption: it does only what is missing.
 #
 #   LCQMC=/path/to/lcqmc CACHE=/path/to/parse-cache WORK=/path/to/checkpoints \
-#       bash results/lcqmc/datasize/run.sh [curve|thirty|controls FRACTION ARM]
+#       bash results/lcqmc/datasize/run.sh [curve|thirty|full|controls FRACTION ARM]
 #
-#   bash results/lcqmc/datasize/run.sh todo [curve|thirty|controls FRACTION ARM]   # the files still missing
+#   bash results/lcqmc/datasize/run.sh todo [curve|thirty|full|controls FRACTION ARM]   # the files still missing
 #
 # Every run of the study is made with one commit of the course's code: run this from a checkout of
 # that commit (PYTHONPATH pointing at it), and leave it unmodified (the file records both).
@@ -74,6 +74,13 @@ thirty_jobs() {  # the curve's fourth point, once the curve and its controls are
   done
 }
 
+full_jobs() {  # A43: the whole training split, seed 0, the three arms (PLAN.md), after 30 %
+  local arm
+  for arm in none learned hard_mask; do
+    job 1 "$arm" 0 "" matchflags
+  done
+}
+
 control_jobs() {  # fraction arm: the controls of PLAN.md at that fraction, with its seeds
   local fraction=$1 arm=$2 seed seeds window window_flags=""
   case "$fraction" in
@@ -98,8 +105,9 @@ list_jobs() {
   case "${1:-curve}" in
     curve) curve_jobs ;;
     thirty) thirty_jobs ;;
+    full) full_jobs ;;
     controls) control_jobs "${2:?fraction}" "${3:?arm}" ;;
-    *) echo "usage: run.sh [todo] [curve|thirty|controls FRACTION ARM]" >&2; exit 2 ;;
+    *) echo "usage: run.sh [todo] [curve|thirty|full|controls FRACTION ARM]" >&2; exit 2 ;;
   esac
 }
 
