@@ -269,6 +269,7 @@ def test_one_and_ten_percent_must_share_commit_and_device(tmp_path):
 
 
 def test_controls_at_the_largest_dev_gain(tmp_path):
+    from lessons_lib.syntax_bias.study import format_controls
     folder = _study(tmp_path, _gain_at_one_percent)
     # dev gain: hard_mask at 3 % is best (4 dev pairs more than none on every seed)
     for seed in SEEDS[0.03]:
@@ -288,6 +289,7 @@ def test_controls_at_the_largest_dev_gain(tmp_path):
                                         "hard_mask · random trees − hard_mask · scrambled words at 3 %",
                                         "hard_mask − window_mask at 3 %"]
     assert family[1].wins == [2] * 10 and family[1].p_value == 0.0
+    assert "p       0 Holm       0  positive, significant" in format_controls(study)  # no spread: p is exactly 0
     assert len(descriptive) == 3 and study.word_boundaries_kept(0.03) == [0.4] * 10
 
 

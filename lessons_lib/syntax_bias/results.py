@@ -57,6 +57,10 @@ def results_paths(folder: str | Path, recursive: bool = False) -> list[Path]:
 
 
 def format_p(p: float) -> str:
+    """Three decimals, or two significant digits below 0.001; an exact 0 (a difference without any
+    spread: see :func:`~lessons_lib.evaluation.significance.welch_t_test`) prints as ``0``."""
+    if p == 0.0:
+        return "0"
     return f"{p:.3f}" if p >= 0.001 else f"{p:.1e}"
 
 
