@@ -251,6 +251,17 @@ def test_a43_reads_the_full_split_beside_the_ten_percent_seeds(tmp_path):
     assert lines[1].endswith("the full split's test difference is outside the 10 % seeds' range")
     assert lines[2].startswith("hard_mask − none, full split, seed 0: dev +0.0000 (+0 pairs), test +0.0000 (+0 pairs)")
     assert lines[3].endswith("inside the 10 % seeds' range")
+    pytest.importorskip("matplotlib")
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from lessons_lib.syntax_bias.study_figures import gain_curve
+    ax = gain_curve(study)  # one seed is not a point of the curve
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["1 %", "3 %", "10 %"]
+    assert max(x for line in ax.get_lines() for x in line.get_xdata()) < 0.2
+    plt.close("all")
 
 
 def test_the_control_target_ties_to_the_smaller_fraction(tmp_path):

@@ -585,8 +585,8 @@ def format_discrimination(study: Study) -> str:
 
 
 def format_exact_and_bootstrap(study: Study) -> str:
-    """Per primary contrast (and 30 %'s): the t-test's p beside the exact permutation p, and the
-    bootstrap over test pairs with the seeds held fixed."""
+    """Per primary contrast, and per arm at 30 % and the full split (outside the family): the t-test's
+    p beside the exact permutation p, and the bootstrap over test pairs with the seeds held fixed."""
     extra = [study.contrast(f, arm, BASELINE) for f in study.fractions() if f not in PRIMARY_FRACTIONS
              for arm in BIASED_ARMS]
     contrasts = [*study.primary(), *extra]
@@ -616,10 +616,10 @@ def format_movement(study: Study) -> str:
 def format_secondary(study: Study) -> str:
     """Descriptive, all of it: :func:`format_runs`, :func:`format_discrimination`,
     :func:`format_exact_and_bootstrap` and :func:`format_movement`, the partial note once."""
-    note = _partial_note(study)
-    strip = lambda text: text.split("\n", len(note))[-1] if note else text
-    parts = [strip(f(study)) for f in (format_runs, format_discrimination, format_exact_and_bootstrap, format_movement)]
-    return "\n\n".join(["\n".join(note + [parts[0]]), *parts[1:]])
+    parts = [f(study) for f in (format_runs, format_discrimination, format_exact_and_bootstrap, format_movement)]
+    if study.partial:  # each part opens with the same one-line note: keep the first
+        parts = [parts[0], *(part.split("\n", 1)[1] for part in parts[1:])]
+    return "\n\n".join(parts)
 
 
 def format_controls(study: Study) -> str:

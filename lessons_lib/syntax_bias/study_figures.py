@@ -34,8 +34,9 @@ def _axes(ax):
 def gain_curve(study: Study, ax=None):
     """Test accuracy gain over ``none`` (y, accuracy units) against the training fraction (x, log scale).
 
-    The full split's single seed (A43) is not a point of this curve. One colour per arm for its mean, its seed-level 95 % t-interval and its seeds (faint points);
-    the two arms sit slightly left and right of each fraction so that neither hides the other.
+    One colour per arm for its mean, its seed-level 95 % t-interval and its seeds (faint points);
+    the two arms sit slightly left and right of each fraction so that neither hides the other. The
+    full split's single seed (A43) is not a point of this curve.
     """
     ax = _axes(ax)
     for i, arm in enumerate(BIASED_ARMS):
