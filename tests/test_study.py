@@ -304,6 +304,20 @@ def test_controls_at_the_largest_dev_gain(tmp_path):
     assert len(descriptive) == 3 and study.word_boundaries_kept(0.03) == [0.4] * 10
 
 
+def test_controls_are_tested_only_when_all_are_written(tmp_path):
+    from lessons_lib.syntax_bias.study import format_controls
+    folder = _study(tmp_path, _gain_at_one_percent)  # target: learned at 1 % (the planted dev-free gain ties)
+    arm, fraction = control_target(load_study(folder))
+    controls = folder / "controls"
+    for seed in list(SEEDS[fraction])[:4]:
+        _write(controls, fraction, f"random-{seed}", _result(fraction, arm, seed, 60, parser_noise=1.0))
+        _write(controls, fraction, f"scrambled-{seed}", _result(fraction, arm, seed, 62, scramble=True))
+    text = format_controls(load_study(folder))
+    assert "controls: 8 of 30 runs written; nothing is tested" in text and "Holm" not in text
+    partial = format_controls(load_study(folder, partial=True))
+    assert partial.startswith("partial:") and "Holm over the 2 control contrasts read" in partial
+
+
 # --- refusals
 
 

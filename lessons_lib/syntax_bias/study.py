@@ -282,6 +282,14 @@ class Study:
         controls = [a for a in self.arms() if a not in CURVE_ARMS and self.paired(fraction, a, BASELINE)[0]]
         return (arm, fraction), _with_holm(family), [self.contrast(fraction, a, BASELINE) for a in controls]
 
+    def control_progress(self) -> tuple[int, int]:
+        """``(written, planned)``: the runs of the three controls at :func:`control_target` on its
+        complete seeds, against three per complete seed."""
+        arm, fraction = control_target(self)
+        names = [f"{arm} · {RANDOM_TREES}", f"{arm} · {SCRAMBLED_WORDS}", self._nearness_arm(arm, fraction)]
+        written = sum(len(self.paired(fraction, name, BASELINE)[0]) for name in names if name is not None)
+        return written, 3 * len(self.complete_seeds[fraction])
+
     def _nearness_arm(self, arm: str, fraction: float) -> str | None:
         names = [a for a in self.arms() if a.split(" · ")[0] == NEARNESS_CONTROL[arm] and self.paired(fraction, a, BASELINE)[0]]
         return names[0] if names else None
@@ -623,11 +631,17 @@ def format_secondary(study: Study) -> str:
 
 
 def format_controls(study: Study) -> str:
-    """The family of 3 at the control target, each control − none, and the word boundaries kept."""
+    """The family of 3 at the control target, each control − none, and the word boundaries kept;
+    until every control run at the target is written (unless ``partial``), only how many are."""
     (arm, fraction), family, descriptive = study.controls()
     lines = _partial_note(study)
     lines.append(f"control target: {arm} at {_fraction_name(fraction)} (largest mean dev gain over none: "
                  f"{float(study.dev_gain(fraction, arm)):+.2f} dev pairs)")
+    written, planned = study.control_progress()
+    if written < planned and not study.partial:  # the plan tests the controls once, when all are written
+        lines.append(f"  controls: {written} of {planned} runs written; nothing is tested before all are "
+                     "(--partial reads the seeds that have them)")
+        return "\n".join(lines)
     if not family:
         lines.append("  no control runs at the target yet")
     width = max([len(c.name) for c in [*family, *descriptive]] or [0])
