@@ -11,8 +11,9 @@ import pytest
 
 from lessons_lib.errors import CourseInputError
 from lessons_lib.evaluation.metrics import mcnemar_exact
-from lessons_lib.evaluation.significance import (mcnemar_p_value, mcnemar_power, mean_ci95, minimal_detectable_difference,
-                                            smallest_significant_wins, t_quantile, paired_t_p_value, holm)
+from lessons_lib.evaluation.significance import (detectable_mean, mcnemar_p_value, mcnemar_power, mean_ci95,
+                                                 minimal_detectable_difference, smallest_significant_wins, t_quantile,
+                                                 t_test_power, paired_t_p_value, holm)
 
 
 def test_p_value_matches_the_prediction_based_test():
@@ -197,3 +198,22 @@ def test_exact_permutation_p_values_match_brute_force():
     hits = sum(abs(statistics.fmean([pooled[i] for i in s]) - statistics.fmean([pooled[i] for i in range(5) if i not in s]))
                >= observed - 1e-12 for s in splits)
     assert relabelling_p_value(a, b) == hits / len(splits)
+
+
+def test_detectable_mean_reproduces_the_plans_figures_and_a_simulation():
+    # the plan's figures for a seed SD of 0.002 (its Monte Carlo): 0.0020 at α = 0.05 and 0.0029 at α / 8 with 10 seeds
+    se = 0.002 / math.sqrt(10)
+    assert round(detectable_mean(se, 9), 4) == 0.0020 and round(detectable_mean(se, 9, 0.05 / 8), 4) == 0.0029
+    assert round(detectable_mean(0.002 / math.sqrt(5), 4, 0.05 / 8), 4) == 0.0060  # 5 seeds
+    for df in (1, 4, 9, 30):  # no shift: the test's own level
+        assert t_test_power(0.0, df) == pytest.approx(0.05, abs=1e-4)
+    # a simulation of paired t-tests over 10 normal seeds with that true mean: significant about 4 times in 5
+    rng, critical = random.Random(3), t_quantile(0.975, 9)
+    mean, hits, trials = detectable_mean(se, 9), 0, 4000
+    for _ in range(trials):
+        values = [rng.gauss(mean, 0.002) for _ in range(10)]
+        hits += abs(statistics.fmean(values)) / (statistics.stdev(values) / math.sqrt(10)) >= critical
+    assert abs(hits / trials - 0.8) < 0.03
+    assert detectable_mean(2 * se, 9) == pytest.approx(2 * detectable_mean(se, 9))
+    with pytest.raises(CourseInputError, match="standard_error"):
+        detectable_mean(-1.0, 9)

@@ -304,6 +304,22 @@ def test_controls_at_the_largest_dev_gain(tmp_path):
     assert len(descriptive) == 3 and study.word_boundaries_kept(0.03) == [0.4] * 10
 
 
+def test_power_is_read_at_the_spread_the_seeds_showed(tmp_path):
+    from lessons_lib.evaluation.significance import detectable_mean
+    from lessons_lib.syntax_bias.study import format_power
+    study = load_study(_study(tmp_path, _gain_at_one_percent))
+    text = format_power(study)
+    line = next(line for line in text.splitlines() if line.startswith("learned − none at 1 %"))
+    wins = [_gain_at_one_percent(0.01, "learned", s) / N_TEST for s in SEEDS[0.01]]
+    se = statistics.stdev(wins) / math.sqrt(10)
+    assert line.split()[-5:] == [f"{statistics.stdev(wins):.4f}", f"{se:.4f}", f"{detectable_mean(se, 9):.4f}",
+                                 f"{detectable_mean(se, 9, 0.05 / 8):.4f}", f"{statistics.fmean(wins):.4f}"]
+    dod = next(line for line in text.splitlines() if line.startswith("(learned − none at 1 %)"))
+    ten = [_gain_at_one_percent(0.1, "learned", s) / N_TEST for s in SEEDS[0.1]]
+    assert dod.split()[-5] == "—" and dod.split()[-4] == f"{math.sqrt(statistics.variance(wins) / 10 + statistics.variance(ten) / 5):.4f}"
+    assert "α / 8" in text
+
+
 def test_controls_are_tested_only_when_all_are_written(tmp_path):
     from lessons_lib.syntax_bias.study import format_controls
     folder = _study(tmp_path, _gain_at_one_percent)  # target: learned at 1 % (the planted dev-free gain ties)

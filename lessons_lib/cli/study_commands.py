@@ -23,11 +23,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run_study_command(args: argparse.Namespace) -> int:
     from lessons_lib.pairs.data import LCQMC_SHA256
-    from lessons_lib.syntax_bias.study import (format_a43, format_a48, format_controls, format_curve, format_secondary,
-                                              load_study)
+    from lessons_lib.syntax_bias.study import (format_a43, format_a48, format_controls, format_curve, format_power,
+                                              format_secondary, load_study)
 
     study = load_study(args.folder, LCQMC_SHA256 if args.expect == "lcqmc" else None, partial=args.partial)
     for title, text in (("curve", format_curve(study)), ("primary", format_a48(study)),
+                        ("power at the spread measured", format_power(study)),
                         ("secondary, descriptive", format_secondary(study)), ("controls", format_controls(study)),
                         ("A43, the full split", format_a43(study))):
         print(f"== {title}\n{text}\n")

@@ -63,6 +63,8 @@ __all__ = [
     "mean_ci95",
     "WelchTest",
     "welch_t_test",
+    "t_test_power",
+    "detectable_mean",
     "sign_flip_p_value",
     "relabelling_p_value",
     "smallest_significant_wins",
@@ -201,6 +203,45 @@ def welch_t_test(a: Sequence[float], b: Sequence[float]) -> WelchTest:
     half = t_quantile(0.975, df) * se
     p = max(0.0, 1.0 - _t_cdf_two_sided(abs(difference) / se, df))
     return WelchTest(difference, difference - half, difference + half, df, p)
+
+
+def t_test_power(shift: float, df: int, alpha: float = 0.05) -> float:
+    """The power of a two-sided t-test at ``alpha`` when the true mean is ``shift`` standard errors
+    from 0: P(|T| ≥ t₁₋α/₂) for T noncentral t with ``df`` degrees of freedom.
+
+    T = (Z + shift) / √(V / df) with V chi-squared; integrated over u = √V on a fine grid (its density
+    ∝ u^(df−1) e^(−u²/2) has no singularity at 0), so the result is good to about 1e-6.
+    """
+    check_int(df, "`df` (degrees of freedom)")
+    critical = t_quantile(1 - alpha / 2, df)
+    top, steps = math.sqrt(df) + 12.0, 4000
+    normal_cdf = lambda x: 0.5 * (1.0 + math.erf(x / math.sqrt(2.0)))
+    total = weight = 0.0
+    for i in range(steps + 1):  # the trapezoid rule
+        u = top * i / steps
+        density = math.exp((df - 1) * math.log(u) - u * u / 2) if u > 0 else float(df == 1)
+        density *= 0.5 if i in (0, steps) else 1.0
+        cut = critical * u / math.sqrt(df)  # |T| ≥ critical  ⇔  |Z + shift| ≥ critical · √(V / df)
+        total += density * (normal_cdf(shift - cut) + normal_cdf(-shift - cut))
+        weight += density
+    return total / weight
+
+
+def detectable_mean(standard_error: float, df: int, alpha: float = 0.05, power: float = 0.8) -> float:
+    """The true mean difference a two-sided t-test at ``alpha`` detects with probability ``power``
+    (:func:`t_test_power`), given the standard error of the mean difference and the degrees of
+    freedom: SD / √n and n − 1 for a paired t over n seeds; √(s₁²/n₁ + s₂²/n₂) and the rounded-down
+    Welch–Satterthwaite degrees of freedom for Welch's test.
+    """
+    check_number(standard_error, "`standard_error`", minimum=0.0)
+    check_number(power, "`power`", minimum=alpha, maximum=1.0, strict_minimum=True)
+    low, high = 0.0, 1.0
+    while t_test_power(high, df, alpha) < power:
+        high *= 2
+    for _ in range(60):
+        mid = (low + high) / 2
+        low, high = (mid, high) if t_test_power(mid, df, alpha) < power else (low, mid)
+    return (low + high) / 2 * standard_error
 
 
 def sign_flip_p_value(differences: Sequence[int]) -> float:

@@ -31,7 +31,7 @@ import numpy as np
 from lessons_lib.errors import CourseInputError
 from lessons_lib.evaluation.metrics import (accuracy_at_threshold, dev_tuned_threshold, label_one_share,
                                             mcnemar_exact, rank_auc)
-from lessons_lib.evaluation.significance import (holm, mean_ci95, paired_t_p_value, relabelling_p_value,
+from lessons_lib.evaluation.significance import (detectable_mean, holm, mean_ci95, paired_t_p_value, relabelling_p_value,
                                                  sign_flip_p_value, welch_t_test)
 from lessons_lib.syntax_bias.grid import RANDOM_TREES, SCRAMBLED_WORDS, arm_name, check_pairs, check_runs, pooled_interval
 from lessons_lib.syntax_bias.registry import BASELINE
@@ -39,7 +39,7 @@ from lessons_lib.syntax_bias.results import ExperimentResult, format_p, results_
 
 __all__ = ["CURVE_ARMS", "PRIMARY_FRACTIONS", "StudyRun", "StudyContrast", "Study", "load_study", "a48_verdict",
            "control_target", "format_curve", "format_a48", "format_runs", "format_discrimination",
-           "format_exact_and_bootstrap", "format_movement", "format_secondary", "format_controls", "format_a43"]
+           "format_exact_and_bootstrap", "format_power", "format_movement", "format_secondary", "format_controls", "format_a43"]
 
 CURVE_ARMS = (BASELINE, "learned", "hard_mask")
 BIASED_ARMS = ("learned", "hard_mask")
@@ -549,8 +549,37 @@ def format_a48(study: Study, per_seed: bool = True) -> str:
                  f"significant when Holm p ≤ {ALPHA}; intervals unadjusted.")
     lines.append(f"A48 (learned): {a48_verdict(contrasts, 'learned')}; hard_mask beside it: "
                  f"{a48_verdict(contrasts, 'hard_mask')}")
-    lines.append("(the plan's power: with a per-seed SD of 0.002, 80 % power needs a mean gain of 0.0029 at Holm's "
-                 "strictest level with 10 seeds, 0.0060 with 5; a difference of differences of 0.0055)")
+    lines.append(f"(the plan's power assumed a seed SD of {PLAN_SD}; format_power gives it at the spread measured)")
+    return "\n".join(lines)
+
+
+PLAN_SD = 0.002  # the per-seed SD the plan's power figures assumed (3 seeds on one 10 % subset)
+
+
+def _standard_error(c: StudyContrast, n_test: int) -> float:
+    spread = lambda wins: statistics.variance([w / n_test for w in wins]) / len(wins)
+    return math.sqrt(spread(c.wins) + (spread(c.wins_other) if c.fraction is None else 0.0))
+
+
+def format_power(study: Study) -> str:
+    """The plan's power, at the spread the seeds showed: per primary contrast the SD of its per-seed
+    differences and the true mean it would detect with 80 % power at α and at Holm's strictest
+    level α / k (k: the testable contrasts), beside the mean it measured."""
+    contrasts = [c for c in study.primary() if c.p_value == c.p_value]
+    strictest = ALPHA / len(contrasts)
+    width = max(len(c.name) for c in contrasts)
+    lines = _partial_note(study)
+    lines.append(f"{'':<{width}} {'':>7} {'':>7}  {'detected 4 in 5 at':>18}")
+    lines.append(f"{'contrast':<{width}} {'seed SD':>7} {'SE':>7}  {f'α {ALPHA}':>8} {f'α {strictest:.4f}':>9}  "
+                 f"{'|mean|':>7}")
+    for c in contrasts:
+        se = _standard_error(c, study.n_test)
+        sd = statistics.stdev([w / study.n_test for w in c.wins]) if c.fraction is not None else math.nan
+        sd_text = f"{sd:7.4f}" if sd == sd else f"{'—':>7}"
+        lines.append(f"{c.name:<{width}} {sd_text} {se:7.4f}  {detectable_mean(se, c.df, ALPHA):>8.4f} "
+                     f"{detectable_mean(se, c.df, strictest):>9.4f}  {abs(c.mean):7.4f}")
+    lines.append(f"(the true mean gain a two-sided t-test calls significant with 80 % power, at α and at Holm's "
+                 f"strictest level α / {len(contrasts)}; the plan assumed a seed SD of {PLAN_SD})")
     return "\n".join(lines)
 
 
