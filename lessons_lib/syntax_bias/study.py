@@ -549,7 +549,8 @@ def format_a48(study: Study, per_seed: bool = True) -> str:
                  f"significant when Holm p ≤ {ALPHA}; intervals unadjusted.")
     lines.append(f"A48 (learned): {a48_verdict(contrasts, 'learned')}; hard_mask beside it: "
                  f"{a48_verdict(contrasts, 'hard_mask')}")
-    lines.append(f"(the plan's power assumed a seed SD of {PLAN_SD}; format_power gives it at the spread measured)")
+    lines.append(f"(the plan's power figures assumed a seed SD of {PLAN_SD}; the power table reads them at the spread "
+                 "measured)")
     return "\n".join(lines)
 
 
@@ -588,7 +589,8 @@ SECONDARY_HEADER = f"{'test acc':>8} {'AUC':>7} {'tuned acc':>9} {'dev 1s':>6} {
 
 
 def _secondary_cells(values: Mapping[str, float], signed: bool = False) -> str:
-    fmt = (lambda v, w, d: f"{v:+{w}.{d}f}") if signed else (lambda v, w, d: f"{v:{w}.{d}f}")
+    # round before formatting so that a tiny negative mean prints +0.000, not -0.000
+    fmt = (lambda v, w, d: f"{round(v, d) + 0.0:+{w}.{d}f}") if signed else (lambda v, w, d: f"{v:{w}.{d}f}")
     return " ".join(fmt(values[k], w, d) for k, w, d in zip(SECONDARY_KEYS, (8, 7, 9, 6, 7), (4, 4, 4, 3, 3)))
 
 
