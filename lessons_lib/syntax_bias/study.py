@@ -9,6 +9,8 @@ naming the file and the field, anything that cannot be paired. :class:`Study` th
   whole test pairs, the seed-level 95 % t-interval, the paired t (within a fraction) or Welch t
   (across), Holm's correction over the 8, signs taken from integers;
 - :func:`a48_verdict`: support / against / partly / inconclusive, by the plan's rules;
+- :func:`format_power`: the true mean each primary test detects with 80 % power at the spread its
+  seeds showed (descriptive: what an inconclusive reading could have seen);
 - :meth:`Study.secondary`: per run AUC, accuracy at the dev-tuned threshold and the share of
   label-1 calls; the exact permutation p of each primary test; the test-pair bootstrap
   ("these trained models, on other pairs like these"); the learned table's movement;
@@ -31,15 +33,16 @@ import numpy as np
 from lessons_lib.errors import CourseInputError
 from lessons_lib.evaluation.metrics import (accuracy_at_threshold, dev_tuned_threshold, label_one_share,
                                             mcnemar_exact, rank_auc)
-from lessons_lib.evaluation.significance import (detectable_mean, holm, mean_ci95, paired_t_p_value, relabelling_p_value,
-                                                 sign_flip_p_value, welch_t_test)
+from lessons_lib.evaluation.significance import (detectable_mean, holm, mean_ci95, paired_t_p_value,
+                                                 relabelling_p_value, sign_flip_p_value, welch_t_test)
 from lessons_lib.syntax_bias.grid import RANDOM_TREES, SCRAMBLED_WORDS, arm_name, check_pairs, check_runs, pooled_interval
 from lessons_lib.syntax_bias.registry import BASELINE
 from lessons_lib.syntax_bias.results import ExperimentResult, format_p, results_paths
 
 __all__ = ["CURVE_ARMS", "PRIMARY_FRACTIONS", "StudyRun", "StudyContrast", "Study", "load_study", "a48_verdict",
            "control_target", "format_curve", "format_a48", "format_runs", "format_discrimination",
-           "format_exact_and_bootstrap", "format_power", "format_movement", "format_secondary", "format_controls", "format_a43"]
+           "format_exact_and_bootstrap", "format_power", "format_movement", "format_secondary", "format_controls",
+           "format_a43"]
 
 CURVE_ARMS = (BASELINE, "learned", "hard_mask")
 BIASED_ARMS = ("learned", "hard_mask")
@@ -52,6 +55,7 @@ SMALL, LARGE = 0.01, 0.1  # the difference of differences: (arm − none at SMAL
 ALPHA = 0.05
 BARELY_MOVED = 0.1  # a learned table whose median largest |entry| stays below this "barely moved"
 JACCARD_DEV = 0.6559  # the Jaccard rule's dev accuracy, shown beside none's
+PLAN_SD = 0.002  # the per-seed SD the plan's power figures assumed (3 seeds on one 10 % subset)
 # The control that asks "is it the tree, or only nearness?" for each arm.
 NEARNESS_CONTROL = {"hard_mask": "window_mask", "learned": "relative_position"}
 BOOTSTRAP_LABEL = "these trained models, on other pairs like these"
@@ -552,9 +556,6 @@ def format_a48(study: Study, per_seed: bool = True) -> str:
     lines.append(f"(the plan's power figures assumed a seed SD of {PLAN_SD}; the power table reads them at the spread "
                  "measured)")
     return "\n".join(lines)
-
-
-PLAN_SD = 0.002  # the per-seed SD the plan's power figures assumed (3 seeds on one 10 % subset)
 
 
 def _standard_error(c: StudyContrast, n_test: int) -> float:
