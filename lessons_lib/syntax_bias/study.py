@@ -279,8 +279,8 @@ class Study:
         it, and each control arm − none (descriptive, no correction)."""
         arm, fraction = control_target(self)
         family = []
-        for a, b in ((arm, f"{arm} · {RANDOM_TREES}"), (f"{arm} · {RANDOM_TREES}", f"{arm} · {SCRAMBLED_WORDS}"),
-                     (arm, self._nearness_arm(arm, fraction))):
+        random_trees, scrambled, nearness = self._control_names(arm, fraction)
+        for a, b in ((arm, random_trees), (random_trees, scrambled), (arm, nearness)):
             if b is not None and self.paired(fraction, a, b)[0]:
                 family.append(self.contrast(fraction, a, b))
         controls = [a for a in self.arms() if a not in CURVE_ARMS and self.paired(fraction, a, BASELINE)[0]]
@@ -290,9 +290,14 @@ class Study:
         """``(written, planned)``: the runs of the three controls at :func:`control_target` on its
         complete seeds, against three per complete seed."""
         arm, fraction = control_target(self)
-        names = [f"{arm} · {RANDOM_TREES}", f"{arm} · {SCRAMBLED_WORDS}", self._nearness_arm(arm, fraction)]
+        names = self._control_names(arm, fraction)
         written = sum(len(self.paired(fraction, name, BASELINE)[0]) for name in names if name is not None)
-        return written, 3 * len(self.complete_seeds[fraction])
+        return written, len(names) * len(self.complete_seeds[fraction])
+
+    def _control_names(self, arm: str, fraction: float) -> tuple[str, str, str | None]:
+        """The plan's three controls of ``arm``: on random trees, on scrambled words, and the nearness
+        control that ran at ``fraction`` (``None`` when none did)."""
+        return f"{arm} · {RANDOM_TREES}", f"{arm} · {SCRAMBLED_WORDS}", self._nearness_arm(arm, fraction)
 
     def _nearness_arm(self, arm: str, fraction: float) -> str | None:
         names = [a for a in self.arms() if a.split(" · ")[0] == NEARNESS_CONTROL[arm] and self.paired(fraction, a, BASELINE)[0]]
