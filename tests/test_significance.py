@@ -12,8 +12,8 @@ import pytest
 from lessons_lib.errors import CourseInputError
 from lessons_lib.evaluation.metrics import mcnemar_exact
 from lessons_lib.evaluation.significance import (detectable_mean, mcnemar_p_value, mcnemar_power, mean_ci95,
-                                                 minimal_detectable_difference, smallest_significant_wins, t_quantile,
-                                                 t_test_power, paired_t_p_value, holm)
+                                                 minimal_detectable_difference, smallest_significant_wins,
+                                                 standard_error, t_quantile, t_test_power, paired_t_p_value, holm)
 
 
 def test_p_value_matches_the_prediction_based_test():
@@ -44,7 +44,8 @@ def test_mean_ci95_covers_the_mean_about_95_percent_of_the_time():
         mean, half = mean_ci95(values)
         hits += abs(mean - 3.0) <= half
     assert 0.93 <= hits / 2000 <= 0.97
-    assert math.isnan(mean_ci95([1.0])[1])
+    assert math.isnan(mean_ci95([1.0])[1]) and math.isnan(standard_error([1.0]))
+    assert standard_error([1.0, 2.0, 3.0, 6.0]) == pytest.approx(math.sqrt((4 + 1 + 0 + 9) / 3 / 4))
     mean, half = mean_ci95([1.0, 2.0, 3.0])
     assert mean == 2.0 and half == pytest.approx(4.3027 * statistics.stdev([1, 2, 3]) / math.sqrt(3), abs=1e-4)
 
@@ -178,6 +179,7 @@ def test_welch_against_an_integrated_t_density():
     t = (statistics.fmean(a) - statistics.fmean(b)) / math.sqrt(va + vb)
     test = welch_t_test(a, b)
     assert test.df == df and test.difference == pytest.approx(statistics.fmean(a) - statistics.fmean(b))
+    assert test.standard_error == pytest.approx(math.sqrt(va + vb))
     assert test.p_value == pytest.approx(_t_two_sided_by_integration(t, df), rel=1e-5)
     # the interval's ends are where the test's p would be exactly 0.05
     half = (test.high - test.low) / 2
@@ -205,8 +207,9 @@ def test_detectable_mean_reproduces_the_plans_figures_and_a_simulation():
     se = 0.002 / math.sqrt(10)
     assert round(detectable_mean(se, 9), 4) == 0.0020 and round(detectable_mean(se, 9, 0.05 / 8), 4) == 0.0029
     assert round(detectable_mean(0.002 / math.sqrt(5), 4, 0.05 / 8), 4) == 0.0060  # 5 seeds
-    for df in (1, 4, 9, 30):  # no shift: the test's own level
-        assert t_test_power(0.0, df) == pytest.approx(0.05, abs=1e-4)
+    for df in (1, 2, 4, 9, 30):  # no shift: the test's own level, also where the critical value is large
+        for alpha in (0.05, 0.05 / 8):
+            assert t_test_power(0.0, df, alpha) == pytest.approx(alpha, abs=1e-7)
     # a simulation of paired t-tests over 10 normal seeds with that true mean: significant about 4 times in 5
     rng, critical = random.Random(3), t_quantile(0.975, 9)
     mean, hits, trials = detectable_mean(se, 9), 0, 4000

@@ -166,7 +166,7 @@ def test_partly_when_only_the_difference_of_differences_holds(tmp_path):
 
 def _contrast(fraction, holm_p, sign):
     from lessons_lib.syntax_bias.study import StudyContrast
-    return StudyContrast("c", "learned", fraction, [], [], [], 0.0, 0.0, 0.0, 1, holm_p, sign, 1.0, holm_p)
+    return StudyContrast("c", "learned", fraction, [], [], [], 0.0, 0.0, 0.0, 0.0, 1, holm_p, sign, 1.0, holm_p)
 
 
 @pytest.mark.parametrize("gain, dod, expected", [

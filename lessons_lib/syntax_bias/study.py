@@ -34,7 +34,8 @@ from lessons_lib.errors import CourseInputError
 from lessons_lib.evaluation.metrics import (accuracy_at_threshold, dev_tuned_threshold, label_one_share,
                                             mcnemar_exact, rank_auc)
 from lessons_lib.evaluation.significance import (detectable_mean, holm, mean_ci95, paired_t_p_value,
-                                                 relabelling_p_value, sign_flip_p_value, welch_t_test)
+                                                 relabelling_p_value, sign_flip_p_value, standard_error,
+                                                 welch_t_test)
 from lessons_lib.syntax_bias.grid import RANDOM_TREES, SCRAMBLED_WORDS, arm_name, check_pairs, check_runs, pooled_interval
 from lessons_lib.syntax_bias.registry import BASELINE
 from lessons_lib.syntax_bias.results import ExperimentResult, format_p, results_paths
@@ -100,6 +101,7 @@ class StudyContrast:
         wins: per seed, correct test pairs of a minus those of b (within a fraction); for a
             difference of differences, ``wins`` at the small fraction and ``wins_other`` at the large one.
         mean, low, high: the mean difference in accuracy and its 95 % t-interval (unadjusted).
+        standard_error: the standard error of ``mean`` (the paired t's, or Welch's).
         df: the t-test's degrees of freedom (paired: seeds − 1; Welch: rounded down).
         p_value, holm_p: two-sided p and (in its family) Holm's adjusted p (``nan``: not testable).
         sign: +1 / −1 / 0, from the integer sums.
@@ -113,6 +115,7 @@ class StudyContrast:
     wins: list[int]
     wins_other: list[int]
     mean: float
+    standard_error: float
     low: float
     high: float
     df: int
@@ -142,10 +145,11 @@ def _fraction_name(fraction: float) -> str:
 
 
 def _within(name: str, arm: str, fraction: float, seeds: list[int], wins: list[int], n_test: int) -> StudyContrast:
-    mean, half = mean_ci95([w / n_test for w in wins])
+    accuracies = [w / n_test for w in wins]
+    mean, half = mean_ci95(accuracies)
     p = paired_t_p_value(wins) if len(wins) > 1 else math.nan
-    return StudyContrast(name, arm, fraction, seeds, wins, [], mean, mean - half, mean + half, len(wins) - 1, p,
-                         _sign(sum(wins)), sign_flip_p_value(wins))
+    return StudyContrast(name, arm, fraction, seeds, wins, [], mean, standard_error(accuracies), mean - half,
+                         mean + half, len(wins) - 1, p, _sign(sum(wins)), sign_flip_p_value(wins))
 
 
 def _across(name: str, arm: str, small: StudyContrast, large: StudyContrast, n_test: int) -> StudyContrast:
@@ -154,12 +158,13 @@ def _across(name: str, arm: str, small: StudyContrast, large: StudyContrast, n_t
     if len(small.wins) < 2 or len(large.wins) < 2:
         difference = small.mean - large.mean
         return StudyContrast(name, arm, None, small.seeds + large.seeds, small.wins, large.wins, difference,
-                             math.nan, math.nan, 0, math.nan, sign, math.nan)
+                             math.nan, math.nan, math.nan, 0, math.nan, sign, math.nan)
     test = welch_t_test([w / n_test for w in small.wins], [w / n_test for w in large.wins])
     # p from the integer counts (the same test, free of the division's rounding when nothing varies)
     p = welch_t_test(small.wins, large.wins).p_value
     return StudyContrast(name, arm, None, small.seeds + large.seeds, small.wins, large.wins, test.difference,
-                         test.low, test.high, test.df, p, sign, relabelling_p_value(small.wins, large.wins))
+                         test.standard_error, test.low, test.high, test.df, p, sign,
+                         relabelling_p_value(small.wins, large.wins))
 
 
 def _with_holm(contrasts: list[StudyContrast]) -> list[StudyContrast]:
@@ -563,11 +568,6 @@ def format_a48(study: Study, per_seed: bool = True) -> str:
     return "\n".join(lines)
 
 
-def _standard_error(c: StudyContrast, n_test: int) -> float:
-    spread = lambda wins: statistics.variance([w / n_test for w in wins]) / len(wins)
-    return math.sqrt(spread(c.wins) + (spread(c.wins_other) if c.fraction is None else 0.0))
-
-
 def format_power(study: Study) -> str:
     """The plan's power, at the spread the seeds showed: per primary contrast the SD of its per-seed
     differences and the true mean it would detect with 80 % power at α and at Holm's strictest
@@ -580,7 +580,7 @@ def format_power(study: Study) -> str:
     lines.append(f"{'contrast':<{width}} {'seed SD':>7} {'SE':>7}  {f'α {ALPHA}':>8} {f'α {strictest:.4f}':>9}  "
                  f"{'|mean|':>7}")
     for c in contrasts:
-        se = _standard_error(c, study.n_test)
+        se = c.standard_error
         sd = statistics.stdev([w / study.n_test for w in c.wins]) if c.fraction is not None else math.nan
         sd_text = f"{sd:7.4f}" if sd == sd else f"{'—':>7}"
         lines.append(f"{c.name:<{width}} {sd_text} {se:7.4f}  {detectable_mean(se, c.df, ALPHA):>8.4f} "
