@@ -408,6 +408,37 @@ def test_without_partial_every_primary_fraction_needs_the_plans_seeds(tmp_path):
     assert len(load_study(folder, partial=True).primary()) == 6  # 1 % and 10 % and both differences of differences
 
 
+def test_thirty_percent_and_the_full_split_are_counted_until_all_their_runs_are_written(tmp_path):
+    from lessons_lib.syntax_bias.study import format_a43, format_curve, format_exact_and_bootstrap
+    folder = _study(tmp_path, _gain_at_one_percent)
+    for arm in ("none", "learned", "hard_mask"):  # seed 3000 complete, seed 3001 begun
+        _write(folder, 0.3, f"matchflags-{arm}-seed3000", _result(0.3, arm, 3000, 50))
+    _write(folder, 0.3, "matchflags-none-seed3001", _result(0.3, "none", 3001, 50))
+    _write(folder, 1.0, "matchflags-none-seed0", _result(1.0, "none", 0, 40))
+    study = load_study(folder)
+    assert study.unfinished == {0.3: (4, 9), 1.0: (1, 3)}
+    assert study.fractions() == [0.01, 0.03, 0.1] and not any(r.fraction in (0.3, 1.0) for r in study.runs)
+    assert format_curve(study).splitlines()[-1] == ("30 %: 4 of 9 runs written (seeds 3000–3002); "
+                                                    "nothing is read before all are")
+    assert format_a43(study) == "A43, the full split: 1 of 3 runs written (seed 0); nothing is read before all are"
+    assert "30 %" not in format_exact_and_bootstrap(study)
+    # an unfinished fraction's files are still checked
+    _write(folder, 0.3, "matchflags-learned-seed3001",
+           _result(0.3, "learned", 3001, 50, provenance__code_modified=True))
+    with pytest.raises(CourseInputError, match=r"learned-seed3001\.json: provenance\.code_modified"):
+        load_study(folder)
+    # --partial reads the complete seed; and once all nine are written, 30 % is read
+    (folder / "f0.3" / "matchflags-learned-seed3001.json").unlink()
+    assert load_study(folder, partial=True).complete_seeds[0.3] == [3000]
+    for seed in (3001, 3002):
+        for arm in ("none", "learned", "hard_mask"):
+            _write(folder, 0.3, f"matchflags-{arm}-seed{seed}", _result(0.3, arm, seed, 50 - (arm == "learned")))
+    study = load_study(folder)
+    assert study.unfinished == {1.0: (1, 3)} and study.complete_seeds[0.3] == [3000, 3001, 3002]
+    assert "learned − none at 30 %" in format_exact_and_bootstrap(study)
+    assert "30 %" in format_curve(study) and "written" not in format_curve(study)
+
+
 def test_the_command_end_to_end(tmp_path):
     folder = _study(tmp_path / "s", _gain_at_one_percent)
     done = subprocess.run([sys.executable, "-m", "lessons_lib.cli", "study", str(folder)],

@@ -181,12 +181,15 @@ class Study:
         runs: every run read, curve and controls.
         complete_seeds: per fraction, the seeds with all of none, learned and hard_mask, in order.
         partial: whether seeds without every curve arm were left out (every printout says so).
+        unfinished: per fraction the plan adds after the curve (30 %, the full split) whose runs are
+            not all written yet, ``(written, planned)``: its runs are counted, not read.
     """
 
     runs: list[StudyRun]
     complete_seeds: dict[float, list[int]]
     partial: bool
     n_test: int
+    unfinished: dict[float, tuple[int, int]] = field(default_factory=dict)
 
     def run(self, fraction: float, arm: str, seed: int) -> StudyRun | None:
         return self._index.get((fraction, arm, seed))
@@ -482,6 +485,7 @@ def load_study(folder: str | Path, expected_sha256: Mapping[str, str] | None = N
     if SMALL in made and LARGE in made and made[SMALL][0] != made[LARGE][0]:
         raise CourseInputError(f"{made[LARGE][1]}: provenance (code_commit, device, device_name) differs from "
                                f"{made[SMALL][1]}'s: the 1 % and 10 % runs meet in one contrast")
+    unfinished = {} if partial else _set_aside_unfinished(runs)
     complete: dict[float, list[int]] = {}
     for fraction in sorted({f for f, _, _ in runs}):
         seeds = sorted({s for f, a, s in runs if f == fraction and a in CURVE_ARMS})
@@ -501,7 +505,24 @@ def load_study(folder: str | Path, expected_sha256: Mapping[str, str] | None = N
                 raise CourseInputError(f"{folder}: fraction {fraction:g} has seeds {complete.get(fraction, [])}, the plan's "
                                        f"are {PLAN_SEEDS[fraction][0]}–{PLAN_SEEDS[fraction][-1]} "
                                        "(use --partial to read only complete seeds)")
-    return Study(list(runs.values()), complete, partial, len(first[1].test_labels))
+    return Study(list(runs.values()), complete, partial, len(first[1].test_labels), unfinished)
+
+
+def _set_aside_unfinished(runs: dict[tuple[float, str, int], StudyRun]) -> dict[float, tuple[int, int]]:
+    """Remove from ``runs`` every run of a fraction the plan adds after the curve (30 %, the full
+    split) until all of its planned curve runs are written; return ``{fraction: (written, planned)}``.
+    Like the controls, such a fraction is read once, complete: a seed or an arm alone is not read."""
+    out = {}
+    for fraction in sorted({f for f, _, _ in runs} - set(PRIMARY_FRACTIONS)):
+        if fraction not in PLAN_SEEDS:
+            continue
+        planned = {(fraction, arm, seed) for arm in CURVE_ARMS for seed in PLAN_SEEDS[fraction]}
+        written = len(planned & runs.keys())
+        if written < len(planned):
+            out[fraction] = (written, len(planned))
+            for key in [k for k in runs if k[0] == fraction]:
+                del runs[key]
+    return out
 
 
 # --- printing
@@ -536,7 +557,16 @@ def format_curve(study: Study) -> str:
             test = statistics.fmean(r.test_correct_count / study.n_test for r in runs)
             note = f"  (Jaccard rule: {JACCARD_DEV})" if arm == BASELINE else ""
             lines.append(f"{_fraction_name(f):>8} {len(seeds):>5} {arm:<10} {dev:7.4f} {test:7.4f}{note}")
+    lines += [_unfinished_line(study, f) for f in study.unfinished if f != FULL]
     return "\n".join(lines)
+
+
+def _unfinished_line(study: Study, fraction: float) -> str:
+    written, planned = study.unfinished[fraction]
+    seeds = PLAN_SEEDS[fraction]
+    name = "the full split" if fraction == FULL else _fraction_name(fraction)
+    which = f"seed {seeds[0]}" if len(seeds) == 1 else f"seeds {seeds[0]}–{seeds[-1]}"
+    return f"{name}: {written} of {planned} runs written ({which}); nothing is read before all are"
 
 
 def format_a48(study: Study, per_seed: bool = True) -> str:
@@ -701,6 +731,9 @@ def format_a43(study: Study) -> str:
     whether the 10 % reading carries to the full split; it cannot decide it."""
     lines = _partial_note(study)
     seeds = study.complete_seeds.get(FULL, [])
+    if FULL in study.unfinished:
+        lines.append(f"A43, {_unfinished_line(study, FULL)}")
+        return "\n".join(lines)
     if not seeds:
         lines.append("A43: no full-split runs (none, learned and hard_mask on the whole training split) in this folder")
         return "\n".join(lines)
