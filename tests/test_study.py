@@ -7,6 +7,7 @@ import math
 import statistics
 import subprocess
 import sys
+from fractions import Fraction
 
 import pytest
 
@@ -432,9 +433,12 @@ def test_thirty_percent_and_the_full_split_are_counted_until_all_their_runs_are_
     assert load_study(folder, partial=True).complete_seeds[0.3] == [3000]
     for seed in (3001, 3002):
         for arm in ("none", "learned", "hard_mask"):
-            _write(folder, 0.3, f"matchflags-{arm}-seed{seed}", _result(0.3, arm, seed, 50 - (arm == "learned")))
+            _write(folder, 0.3, f"matchflags-{arm}-seed{seed}",
+                   _result(0.3, arm, seed, 50 - (arm == "learned"), dev_wrong=2 if arm == "learned" else 10))
     study = load_study(folder)
     assert study.unfinished == {1.0: (1, 3)} and study.complete_seeds[0.3] == [3000, 3001, 3002]
+    # learned's dev gain at 30 % is the largest anywhere, but the controls' target stays on the curve
+    assert study.dev_gain(0.3, "learned") == Fraction(16, 3) and control_target(study) == ("learned", 0.01)
     assert "learned − none at 30 %" in format_exact_and_bootstrap(study)
     assert "30 %" in format_curve(study) and "written" not in format_curve(study)
 
