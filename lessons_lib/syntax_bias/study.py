@@ -321,7 +321,7 @@ def control_target(study: Study) -> tuple[str, float]:
     (exact; ties to the smaller fraction, then to learned, the article's method). 30 % and the full
     split, run after the controls, never move it."""
     best = None
-    for f in (f for f in study.fractions() if f in PRIMARY_FRACTIONS):
+    for f in PRIMARY_FRACTIONS:  # dev_gain is None where a fraction has no complete seed
         for arm in BIASED_ARMS:
             gain = study.dev_gain(f, arm)
             if gain is not None and (best is None or gain > best[0]):
