@@ -410,7 +410,7 @@ def test_without_partial_every_primary_fraction_needs_the_plans_seeds(tmp_path):
 
 
 def test_thirty_percent_and_the_full_split_are_counted_until_all_their_runs_are_written(tmp_path):
-    from lessons_lib.syntax_bias.study import format_a43, format_curve, format_exact_and_bootstrap
+    from lessons_lib.syntax_bias.study import format_a43, format_a48, format_curve, format_exact_and_bootstrap
     folder = _study(tmp_path, _gain_at_one_percent)
     for arm in ("none", "learned", "hard_mask"):  # seed 3000 complete, seed 3001 begun
         _write(folder, 0.3, f"matchflags-{arm}-seed3000", _result(0.3, arm, 3000, 50))
@@ -422,7 +422,7 @@ def test_thirty_percent_and_the_full_split_are_counted_until_all_their_runs_are_
     assert format_curve(study).splitlines()[-1] == ("30 %: 4 of 9 runs written (seeds 3000–3002); "
                                                     "nothing is read before all are")
     assert format_a43(study) == "A43, the full split: 1 of 3 runs written (seed 0); nothing is read before all are"
-    assert "30 %" not in format_exact_and_bootstrap(study)
+    assert "30 %" not in format_exact_and_bootstrap(study) and "30 %" not in format_a48(study)
     # an unfinished fraction's files are still checked
     _write(folder, 0.3, "matchflags-learned-seed3001",
            _result(0.3, "learned", 3001, 50, provenance__code_modified=True))
@@ -440,6 +440,14 @@ def test_thirty_percent_and_the_full_split_are_counted_until_all_their_runs_are_
     # learned's dev gain at 30 % is the largest anywhere, but the controls' target stays on the curve
     assert study.dev_gain(0.3, "learned") == Fraction(16, 3) and control_target(study) == ("learned", 0.01)
     assert "learned − none at 30 %" in format_exact_and_bootstrap(study)
+    # 30 %'s contrasts print below the family, with its columns and no Holm; the family stays the plan's 8
+    a48 = format_a48(study).splitlines()
+    thirty = [line for line in a48 if " at 30 %" in line]
+    assert [line.split()[0] for line in thirty] == ["learned", "hard_mask"]
+    learned = thirty[0].split()  # wins 0, 1, 1: t = 2 on 2 df, whose two-sided p is 1 − 2 / √6
+    assert learned[6:8] == ["3", f"{2 / 3 / N_TEST:+.4f}"] and learned[12] == f"{1 - 2 / math.sqrt(6):.3f}"
+    assert learned[13:] == ["—", "descriptive", "(not", "in", "the", "family)", "+0", "+1", "+1", "(SD", "0.0029)"]
+    assert "Holm over the 8 testable contrasts; significant when Holm p ≤ 0.05; intervals unadjusted." in a48
     assert "30 %" in format_curve(study) and "written" not in format_curve(study)
 
 

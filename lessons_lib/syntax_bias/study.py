@@ -227,6 +227,12 @@ class Study:
                                    within[LARGE], self.n_test))
         return _with_holm(out)
 
+    def beyond_curve(self) -> list[StudyContrast]:
+        """Each biased arm − none at the complete fractions the plan adds after the curve (30 %, the
+        full split): descriptive, outside the primary family, so without Holm."""
+        return [self.contrast(f, arm, BASELINE) for f in self.fractions() if f not in PRIMARY_FRACTIONS
+                for arm in BIASED_ARMS]
+
     def movement_by_epoch(self) -> dict[float, tuple[int | None, list[float]]]:
         """Per fraction, ``(steps per epoch, medians)``: after every epoch, the median over complete
         seeds of the learned table's largest |entry|."""
@@ -572,17 +578,20 @@ def _unfinished_line(study: Study, fraction: float) -> str:
 
 def format_a48(study: Study, per_seed: bool = True) -> str:
     """The primary family: per contrast the number of seeds, mean [95 % t-interval], the test, p, Holm
-    p and the verdict, then (``per_seed``) each seed's test pairs won and their SD; then A48."""
+    p and the verdict, then (``per_seed``) each seed's test pairs won and their SD; below it, once
+    30 % is read, its two contrasts with the same columns and no Holm (descriptive); then A48."""
     contrasts = study.primary()
+    beyond = [c for c in study.beyond_curve() if c.fraction != FULL]  # the full split's one seed is A43's
+    rows = [(c, c.verdict()) for c in contrasts] + [(c, "descriptive (not in the family)") for c in beyond]
     lines = _partial_note(study)
-    width = max(len(c.name) for c in contrasts)
+    width = max(len(c.name) for c, _ in rows)
     lines.append(f"{'contrast':<{width}} {'seeds':>7}  {'mean [95 % t-interval]':<28} {'test':<9} {'p':>7} {'Holm p':>7}  "
                  f"verdict" + ("   per-seed test pairs won (seed SD)" if per_seed else ""))
-    for c in contrasts:
+    for c, verdict in rows:
         test = "paired t" if c.fraction is not None else f"Welch {c.df}"
         n = f"{len(c.wins)}" if c.fraction is not None else f"{len(c.wins)}+{len(c.wins_other)}"
         line = (f"{c.name:<{width}} {n:>7}  {_interval(c):<28} {test:<9} {_p(c.p_value):>7} {_p(c.holm_p):>7}  "
-                f"{c.verdict()}")
+                f"{verdict}")
         if per_seed:
             wins = " ".join(f"{w:+d}" for w in c.wins) + ("  vs  " + " ".join(f"{w:+d}" for w in c.wins_other)
                                                            if c.fraction is None else "")
@@ -663,9 +672,7 @@ def format_discrimination(study: Study) -> str:
 def format_exact_and_bootstrap(study: Study) -> str:
     """Per primary contrast, and per arm at 30 % and the full split (outside the family): the t-test's
     p beside the exact permutation p, and the bootstrap over test pairs with the seeds held fixed."""
-    extra = [study.contrast(f, arm, BASELINE) for f in study.fractions() if f not in PRIMARY_FRACTIONS
-             for arm in BIASED_ARMS]
-    contrasts = [*study.primary(), *extra]
+    contrasts = [*study.primary(), *study.beyond_curve()]
     width = max(len(c.name) for c in contrasts)
     lines = _partial_note(study)
     lines.append(f"{'contrast':<{width}} {'t p':>7} {'exact p':>7}  bootstrap over test pairs ({BOOTSTRAP_LABEL})")
