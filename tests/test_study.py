@@ -449,6 +449,24 @@ def test_thirty_percent_and_the_full_split_are_counted_until_all_their_runs_are_
     assert learned[13:] == ["—", "descriptive", "(not", "in", "the", "family)", "+0", "+1", "+1", "(SD", "0.0029)"]
     assert "Holm over the 8 testable contrasts; significant when Holm p ≤ 0.05; intervals unadjusted." in a48
     assert "30 %" in format_curve(study) and "written" not in format_curve(study)
+    # the curve's figure: the family's three fractions joined, 30 % hollow, linked by a dashed line
+    pytest.importorskip("matplotlib")
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from lessons_lib.syntax_bias.study_figures import gain_curve
+    ax = gain_curve(study)
+    means = [line for line in ax.get_lines() if line.get_marker() == "o"]
+    solid = [line for line in means if line.get_linestyle() == "-"]
+    hollow = [line for line in means if line.get_markerfacecolor() == "white"]
+    assert [len(line.get_xdata()) for line in solid] == [3, 3] and [len(line.get_xdata()) for line in hollow] == [1, 1]
+    assert list(hollow[0].get_ydata()) == [pytest.approx(study.contrast(0.3, "learned", "none").mean)]
+    dashed = [line for line in ax.get_lines() if line.get_linestyle() == "--"]
+    assert [len(line.get_xdata()) for line in dashed] == [2, 2]  # 10 % to 30 %, per arm
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["1 %", "3 %", "10 %", "30 %"]
+    plt.close("all")
 
 
 def test_the_command_end_to_end(tmp_path):

@@ -18,7 +18,7 @@ from typing import Sequence
 
 from lessons_lib.syntax_bias.grid import Contrast, SeedLevel
 from lessons_lib.syntax_bias.registry import BASELINE
-from lessons_lib.syntax_bias.study import BARELY_MOVED, BIASED_ARMS, FULL, Study, StudyContrast
+from lessons_lib.syntax_bias.study import BARELY_MOVED, BIASED_ARMS, FULL, PRIMARY_FRACTIONS, Study, StudyContrast
 
 __all__ = ["gain_curve", "table_movement", "ForestRow", "study_rows", "grid_rows", "forest_plot"]
 
@@ -36,19 +36,24 @@ def gain_curve(study: Study, ax=None):
 
     One colour per arm for its mean, its seed-level 95 % t-interval and its seeds (faint points);
     the two arms sit slightly left and right of each fraction so that neither hides the other. The
-    full split's single seed (A43) is not a point of this curve.
+    primary fractions are joined by a solid line; a fraction read after the curve (30 %, outside the
+    tested family) has an open marker and a dashed link. The full split's single seed (A43) is not
+    a point of this curve.
     """
     ax = _axes(ax)
     for i, arm in enumerate(BIASED_ARMS):
         colour, nudge = f"C{i}", 1.06 ** (i - (len(BIASED_ARMS) - 1) / 2)
         contrasts = [study.contrast(f, arm, BASELINE) for f in study.fractions() if f != FULL]
-        xs = [c.fraction * nudge for c in contrasts]
-        for x, c in zip(xs, contrasts):
-            ax.scatter([x] * len(c.wins), [w / study.n_test for w in c.wins], alpha=0.3, s=10, color=colour)
-        lower = [c.mean - c.low if c.low == c.low else 0.0 for c in contrasts]
-        upper = [c.high - c.mean if c.high == c.high else 0.0 for c in contrasts]
-        ax.errorbar(xs, [c.mean for c in contrasts], yerr=[lower, upper], marker="o", capsize=3, color=colour,
-                    label=arm)
+        for c in contrasts:
+            ax.scatter([c.fraction * nudge] * len(c.wins), [w / study.n_test for w in c.wins], alpha=0.3, s=10,
+                       color=colour)
+        primary = [c for c in contrasts if c.fraction in PRIMARY_FRACTIONS]
+        beyond = [c for c in contrasts if c.fraction not in PRIMARY_FRACTIONS]
+        _mean_and_interval(ax, primary, nudge, colour, arm)
+        if beyond:
+            link = primary[-1:] + beyond
+            ax.plot([c.fraction * nudge for c in link], [c.mean for c in link], linestyle="--", color=colour)
+            _mean_and_interval(ax, beyond, nudge, colour, f"{arm}: outside the family", open_marker=True)
     ax.axhline(0.0, color="grey", linewidth=0.8)
     ax.set_xscale("log")
     fractions = [f for f in study.fractions() if f != FULL]
@@ -58,6 +63,17 @@ def gain_curve(study: Study, ax=None):
     ax.set_ylabel("test accuracy − none's (seed-level 95 % interval)")
     ax.legend(title="partial" if study.partial else None)
     return ax
+
+
+def _mean_and_interval(ax, contrasts: Sequence[StudyContrast], nudge: float, colour: str, label: str,
+                       open_marker: bool = False) -> None:
+    """The contrasts' means with their seed-level intervals as error bars; one line through the means
+    unless ``open_marker`` (then the markers are hollow and unjoined)."""
+    lower = [c.mean - c.low if c.low == c.low else 0.0 for c in contrasts]
+    upper = [c.high - c.mean if c.high == c.high else 0.0 for c in contrasts]
+    ax.errorbar([c.fraction * nudge for c in contrasts], [c.mean for c in contrasts], yerr=[lower, upper],
+                marker="o", capsize=3, color=colour, label=label,
+                **({"markerfacecolor": "white", "linestyle": "none"} if open_marker else {}))
 
 
 def table_movement(study: Study, ax=None):
