@@ -66,7 +66,10 @@ SPLITS = ("train", "dev", "test")
 # parsing before the model's max_len cuts it, and a batch of 500-character ones stays ~100 MB.
 MAX_SENTENCE_CHARS = 500
 # File names tried for each split, in order: the sample's, the original release's, others seen in the wild.
-_SPLIT_FILE_PATTERNS = ("{split}.tsv", "{split}.txt", "LCQMC_{split}.tsv", "LCQMC_{split}.txt", "{split}")
+# lcqmc_{split}.tsv is how the public copy names its files; a case-insensitive file system sees it
+# and LCQMC_{split}.tsv as one file, counted once below.
+_SPLIT_FILE_PATTERNS = ("{split}.tsv", "{split}.txt", "LCQMC_{split}.tsv", "LCQMC_{split}.txt", "lcqmc_{split}.tsv",
+                        "lcqmc_{split}.txt", "{split}")
 
 
 @dataclass(frozen=True)
@@ -261,7 +264,10 @@ def find_split_file(data_dir: str | Path, split: str) -> Path:
         raise CourseInputError(f"`split` must be one of {SPLITS}, got {split!r}")
     data_dir = Path(data_dir)
     names = [pattern.format(split=split) for pattern in _SPLIT_FILE_PATTERNS]
-    found = [data_dir / name for name in names if (data_dir / name).is_file()]
+    found: list[Path] = []
+    for path in (data_dir / name for name in names):
+        if path.is_file() and not any(path.samefile(other) for other in found):
+            found.append(path)
     if len(found) > 1:
         raise CourseInputError(f"{data_dir} holds {len(found)} {split} files ({', '.join(p.name for p in found)}): "
                                "keep one, or point --data-dir at a folder with one file per split")
