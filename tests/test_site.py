@@ -474,6 +474,7 @@ def test_math_is_typeset(served, browser):
 
 
 def test_the_answer_toggle_starts_closed_and_opens(served, browser):
+    from playwright.sync_api import expect  # importable: the browser fixture has checked playwright
     watched = _Watched(browser, served)
     watched.open("index.html")
     cjk = watched.page.evaluate("() => [...document.fonts].some(f => f.family.includes('Course CJK') "
@@ -489,13 +490,16 @@ def test_the_answer_toggle_starts_closed_and_opens(served, browser):
     summary = answers.first.locator("summary")
     summary.click()
     assert solution.is_visible() and "BEGIN SOLUTION" in solution.inner_text()
-    assert summary.inner_text() == "隐藏答案"  # the label follows the state
+    # The label follows the state on the "toggle" event, which the browser queues after the click returns:
+    # expect() waits for it (up to its timeout) where reading inner_text() at once races.
+    expect(summary).to_have_text("隐藏答案")
     answers.first.scroll_into_view_if_needed()
     watched.page.evaluate("() => window.scrollBy(0, -80)")
     time.sleep(0.3)
     _screenshot(watched.page, "lesson-08-answer-open")
     summary.click()
-    assert not solution.is_visible() and summary.inner_text() == "显示答案"
+    assert not solution.is_visible()
+    expect(summary).to_have_text("显示答案")
     assert watched.errors == [] and watched.external == []
     watched.page.close()
 
