@@ -166,12 +166,10 @@ def test_two_candidate_files_for_one_split_are_an_error(tmp_path: Path) -> None:
 
 
 def test_the_public_copys_file_names_are_found_and_one_file_under_two_names_counts_once(tmp_path: Path) -> None:
-    import os
-
     write(tmp_path, "text_a\ttext_b\tlabel\n甲\t乙\t1\n".encode(), "lcqmc_train.tsv")
     assert find_split_file(tmp_path, "train") == tmp_path / "lcqmc_train.tsv"
     # a case-insensitive file system shows LCQMC_train.tsv and lcqmc_train.tsv as one file; a hard link does too
-    os.link(tmp_path / "lcqmc_train.tsv", tmp_path / "LCQMC_train.tsv")
+    (tmp_path / "LCQMC_train.tsv").hardlink_to(tmp_path / "lcqmc_train.tsv")
     assert find_split_file(tmp_path, "train") == tmp_path / "LCQMC_train.tsv"
     write(tmp_path, "甲\t乙\t1\n".encode(), "train.tsv")  # a second, different file is still an error
     with pytest.raises(CourseInputError, match=r"holds 2 train files \(train.tsv, LCQMC_train.tsv\)"):
