@@ -128,7 +128,7 @@ def main(argv: list[str] | None = None) -> None:
         real = mask[..., None].expand_as(ours)
         assert torch.allclose(ours[real], theirs[real], atol=1e-4), "sdpa encoder disagrees with ours"
         times = {name: [] for name in impls}
-        for name, fn in impls.items():  # warm-up
+        for fn in impls.values():  # warm-up
             fn(ids, seg, mask, buckets)
         for _ in range(args.rounds):
             for name, fn in impls.items():

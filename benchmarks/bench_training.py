@@ -31,7 +31,6 @@ new default of both commands). Run from the repository root::
 from __future__ import annotations
 
 import argparse
-import statistics
 import time
 
 import torch
@@ -152,7 +151,7 @@ def main() -> None:
     _describe(examples, sorted({PRESETS[name].train["batch_size"] for name in args.presets}))
     keys = [(name, threads, path) for name in args.presets for threads in args.threads for path in args.paths]
     runners = {key: Runner(key[0], key[2], examples, vocab, overrides) for key in keys}
-    for (name, threads, path), runner in runners.items():  # warm-up: allocator, first-call overheads
+    for (_name, threads, _path), runner in runners.items():  # warm-up: allocator, first-call overheads
         torch.set_num_threads(threads)
         runner.run(2)
     totals = {key: [0, 0.0] for key in keys}

@@ -112,6 +112,7 @@ def _solution_functions(nb):
     return namespace
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", WITH_EXERCISES, ids=lambda p: p.name)
 def test_trusted_scoring_accepts_the_solutions_on_fresh_inputs_and_rejects_stubs(path):
     nb = nbformat.read(path, as_version=4)
@@ -131,6 +132,7 @@ def test_trusted_scoring_accepts_the_solutions_on_fresh_inputs_and_rejects_stubs
     assert not any(r.passed for r in results)
 
 
+@pytest.mark.notebook
 @pytest.mark.parametrize("name", [one_worker(p.name) for p in WITH_EXERCISES])
 def test_student_version_stops_only_at_check_cells_saying_not_done(name, executed_student_version):
     path = NOTEBOOKS_DIR / name
@@ -182,6 +184,7 @@ def _exercises_only(solution, name, wrong_first: bool) -> nbformat.NotebookNode:
     return nb
 
 
+@pytest.mark.slow
 def test_a_wrong_answer_in_the_kernel_shows_the_explanation_without_a_traceback():
     solution = nbformat.read(FAST_LESSON, as_version=4)
     student = execute_allowing_errors(_exercises_only(solution, FAST_LESSON.name, wrong_first=True), FAST_LESSON.parent)
@@ -194,6 +197,7 @@ def test_a_wrong_answer_in_the_kernel_shows_the_explanation_without_a_traceback(
     assert not any(word in shown[0] for word in ("Traceback", "File ", "compare_tensor", "attention_scores(", "transpose"))
 
 
+@pytest.mark.slow
 def test_grader_executes_and_reports_per_student(tmp_path, grading_isolation):
     submissions = tmp_path / "submissions"
     (submissions / "alice").mkdir(parents=True)
@@ -245,6 +249,7 @@ def test_student_version_refuses_to_write_into_its_input(tmp_path):
     assert written == [tmp_path / "student" / FAST_LESSON.name] and written[0].read_bytes() != before
 
 
+@pytest.mark.slow
 def test_nbgrader_generate_assignment_releases_without_solutions(tmp_path):
     nbgrader = shutil.which("nbgrader")
     assert nbgrader, "nbgrader is a dev dependency; `pip install -e .[dev]` installs it"

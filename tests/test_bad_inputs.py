@@ -492,6 +492,7 @@ def test_a_run_folder_that_cannot_be_written_is_named(tmp_path, capsys):
     assert code == 2 and "Traceback" not in err and str(out / "checkpoint.pt") in err, err
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", ["train-lr-inf", "compare-corrupt-json", "execute-invalid-json", "student-invalid-json",
                                   "grade-reference-broken", "train-truncated-checkpoint"])
 def test_the_console_command_prints_no_traceback(prepared, case):

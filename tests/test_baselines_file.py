@@ -45,6 +45,7 @@ def test_a_file_of_other_pairs_is_refused_in_one_line(sample, tmp_path):
         load_baselines(tmp_path / "broken.json")
 
 
+@pytest.mark.slow
 def test_the_command_writes_the_file_and_refuses_a_folder(tmp_path):
     out = tmp_path / "out" / "baselines.json"
     done = subprocess.run([sys.executable, "-m", "lessons_lib.cli", "baseline", "--out", str(out)],

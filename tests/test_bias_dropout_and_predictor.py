@@ -9,7 +9,7 @@ from lessons_lib.errors import CourseInputError
 from lessons_lib.pairs.data import PairExample, load_lcqmc
 from lessons_lib.pairs.encoding import make_batches
 from lessons_lib.pairs.vocab import Vocabulary
-from lessons_lib.syntax.buckets import DEFAULT_SCHEME, PAD_BUCKET, batch_pair_distance_buckets, layout_buckets
+from lessons_lib.syntax.buckets import DEFAULT_SCHEME, PAD_BUCKET, layout_buckets
 from lessons_lib.syntax.parser import Parse
 from lessons_lib.syntax_bias.config import ExperimentConfig
 from lessons_lib.syntax_bias.experiment import build_model, predictor_confusion, run_experiment

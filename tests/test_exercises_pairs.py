@@ -177,6 +177,7 @@ def test_small_dev_draws_read_each_threshold_as_the_rule_does():
             small_dev_rule_draws(sample.dev.examples, test, random.Random(3), **bad)
 
 
+@pytest.mark.slow
 def test_small_dev_rule_exercise_accepts_a_measurement_and_names_the_mistakes(capsys):
     import random
     import statistics

@@ -68,6 +68,7 @@ def test_score_parameter_counts_explain_a_forgotten_bias_or_vector(capsys):
             check_score_parameter_counts(lambda answer=answer: answer)
 
 
+@pytest.mark.slow
 def test_unscaled_saturation_width_is_measured_and_wrong_widths_are_explained(capsys):
     from lessons_lib.exercises import ExerciseCheckError as CheckError
     from lessons_lib.exercises.seq2seq import (NEIGHBOUR_MARGIN, check_unscaled_saturation_width, mean_largest_weight,

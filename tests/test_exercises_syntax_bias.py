@@ -169,6 +169,7 @@ def test_lesson_09_checkers_draw_fresh_inputs_per_seed(seed, capsys):
     assert not torch.equal(_offset_cases(seed)[0][0], _offset_cases(None)[0][0])
 
 
+@pytest.mark.slow
 def test_one_change_that_erases_the_tree_breaks_the_control(capsys):
     from lessons_lib.exercises.syntax_bias import check_one_change_breaks_control
 
@@ -177,6 +178,7 @@ def test_one_change_that_erases_the_tree_breaks_the_control(capsys):
     assert "✅" in out and "max_distance = 1" in out and "一点不剩" in out and "种子 0, 1, 2" in out
 
 
+@pytest.mark.slow
 def test_a_change_the_control_survives_is_rejected_with_its_accuracy():
     from lessons_lib.exercises.syntax_bias import check_one_change_breaks_control
 

@@ -292,6 +292,7 @@ def test_bad_experiment_options(overrides, message):
 # --- the runner -------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_run_experiment_writes_every_variant_and_seed_and_resumes(data_dir, tmp_path):
     data = load_lcqmc(data_dir)
     parses = {t: _chain_parse(t) for t in SENTENCES}
@@ -353,6 +354,7 @@ def test_the_scrambled_control_trains_on_other_words_and_records_how_many_bounda
     assert 0 < scrambled.data.parser_noise_words_reattached <= 1 and plain.data.parser_noise_words_reattached == 0
 
 
+@pytest.mark.slow
 def test_runs_in_worker_processes_give_the_same_results_and_random_streams(data_dir):
     # Each run seeds itself, so two workers reproduce one worker digit for digit, and the
     # parent's random streams end where the last run left them in either case.
@@ -421,6 +423,7 @@ def test_run_experiment_names_a_missing_parse(data_dir):
         run_experiment(data, parses, _config(), progress=False, log=None)
 
 
+@pytest.mark.slow
 def test_command_line_runs_end_to_end_with_the_real_parser(data_dir, tmp_path, capsys):
     from lessons_lib.cli import main
 
@@ -503,6 +506,7 @@ def test_only_the_used_sentences_are_parsed_and_other_parses_never_resume(data_d
     assert first.run("learned", 0).run_dir != second.run("learned", 0).run_dir
 
 
+@pytest.mark.slow
 def test_command_line_runs_the_positive_control(tmp_path, capsys):
     from lessons_lib.cli import main
 

@@ -22,6 +22,8 @@ from lessons_lib.course.assignments import make_student_notebook
 from lessons_lib.grader.grading import grade_submissions
 from lessons_lib.grader.sandbox import Isolation, Limits, choose_isolation, run_isolated
 
+pytestmark = pytest.mark.slow
+
 NOTEBOOK = "01_tiny.ipynb"
 LIMITS = Limits(notebook_seconds=40, cell_seconds=8, call_seconds=3, memory_mb=2048, disk_mb=256)
 

@@ -158,6 +158,7 @@ def test_the_command_reads_a_folder_and_prints_the_grid(tmp_path, capsys):
     assert main(["grid", str(tmp_path / "missing")]) == 2
 
 
+@pytest.mark.slow
 def test_no_lcqmc_text_is_tracked():
     """The course ships numbers computed on LCQMC, never its text (the maintainers' guard, where it is beside the checkout)."""
     import subprocess

@@ -33,6 +33,8 @@ from lessons_lib.course.notebooks import KERNEL_ENV
 from lessons_lib.exercises import FAIL_MARK, NOT_DONE_MARK, PASS_MARK
 from lessons_lib.paths import NOTEBOOKS_DIR, REPO_ROOT
 
+pytestmark = pytest.mark.notebook
+
 LESSON = "00_start_here.ipynb"
 EXERCISE_LESSON = "01_dot_product_attention.ipynb"
 WRONG_ANSWER = "def scaled_scores(q, k):\n    return q @ k.transpose(-2, -1)  # forgot the scale\n"

@@ -152,6 +152,7 @@ def test_shipped_sample_meets_its_promises(monkeypatch: pytest.MonkeyPatch) -> N
                 assert abs(kinds[kind] / n - count / sum(counts.values())) <= 0.01, (split, kind)
 
 
+@pytest.mark.slow
 def test_build_is_deterministic_and_matches_shipped_files(tmp_path: Path) -> None:
     build_sample(out_dir=tmp_path)
     for split in ("train", "dev", "test"):

@@ -177,6 +177,7 @@ def _nbval(path: Path, workers: int = 0) -> subprocess.CompletedProcess:
     )
 
 
+@pytest.mark.slow
 def test_the_projects_conftest_keeps_a_notebooks_cells_on_one_xdist_worker(tmp_path):
     # Each cell needs the one before it: cells sent to two kernels would fail with a NameError.
     nb = new_notebook()
@@ -191,6 +192,7 @@ def test_the_projects_conftest_keeps_a_notebooks_cells_on_one_xdist_worker(tmp_p
     assert "8 passed" in run.stdout
 
 
+@pytest.mark.slow
 def test_nbval_strict_fails_on_a_perturbed_output(tmp_path):
     path = _tiny_notebook(tmp_path / "tiny.ipynb")
     execute_notebook(path)

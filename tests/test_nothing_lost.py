@@ -182,6 +182,7 @@ class TestOneCommandPerFolder:
             for racer in racers:
                 _end(racer)
 
+    @pytest.mark.slow
     def test_two_real_runs_on_one_folder_leave_one_consistent_run(self, tmp_path):
         out = tmp_path / "run"
         command = ["nice", "-n", "19", os.sys.executable, "-m", "lessons_lib.cli", "train", "--out", str(out), *TINY]
@@ -257,6 +258,7 @@ class TestLockFilesAndManifest:
 
 
 class TestFullDisk:
+    @pytest.mark.slow
     def test_build_sample_on_a_full_disk_keeps_the_old_sample_whole(self, small_disk, capsys):
         disk = small_disk("1m")
         for name in ("train.tsv", "dev.tsv", "test.tsv"):
@@ -721,6 +723,7 @@ def _commands_of(module: str) -> tuple[str, ...]:
     return tuple(subparsers.choices)
 
 
+@pytest.mark.slow
 def test_every_flag_a_message_names_is_a_flag_of_the_commands_it_reaches():
     """A ``--flag`` in a command module's strings is one of its commands'; in a library module, one of every command its messages reach."""
     from lessons_lib.cli import COMMAND_MODULES

@@ -13,6 +13,8 @@ import pytest
 
 from lessons_lib.numerics import NUMERIC_MODE
 
+pytestmark = pytest.mark.slow
+
 CLEAN_ENV = {k: v for k, v in os.environ.items() if k not in NUMERIC_MODE}
 
 

@@ -26,8 +26,9 @@ from lessons_lib.course.assignments import find_exercises
 from lessons_lib.paths import NOTEBOOKS_DIR
 from lesson_runs import PERTURBED, PERTURBED_RUNS, one_worker, run_parameters
 
-pytestmark = pytest.mark.skipif(not PERTURBED_RUNS,
-                                reason="minutes per lesson: set COURSE_PERTURBED_TESTS=required (CI does)")
+pytestmark = [pytest.mark.notebook,
+              pytest.mark.skipif(not PERTURBED_RUNS,
+                                 reason="minutes per lesson: set COURSE_PERTURBED_TESTS=required (CI does)")]
 
 
 def _parameter_values(nb) -> dict:

@@ -174,6 +174,7 @@ def test_build_rejects_a_source_too_small(tmp_path: Path) -> None:
         build_sample(write_source(tmp_path), tmp_path / "out", recipe=SampleRecipe(train_pairs=100, eval_pairs=400))
 
 
+@pytest.mark.slow
 def test_shipped_build_does_not_depend_on_the_hash_seed(tmp_path: Path) -> None:
     code = ("import sys; from lessons_lib.pairs.sample import build_sample; build_sample(out_dir=sys.argv[1])")
     env = {**os.environ, "PYTHONHASHSEED": "12345"}

@@ -159,8 +159,9 @@ def test_welch_matches_scipy_with_the_rounded_down_df():
 
 def _t_two_sided_by_integration(t: float, df: int) -> float:
     """2 · P(T > |t|) by Simpson's rule on Student's density (independent of the library's series)."""
-    density = lambda x: (math.gamma((df + 1) / 2) / (math.sqrt(df * math.pi) * math.gamma(df / 2))
-                         * (1 + x * x / df) ** (-(df + 1) / 2))
+    def density(x: float) -> float:
+        return (math.gamma((df + 1) / 2) / (math.sqrt(df * math.pi) * math.gamma(df / 2))
+                * (1 + x * x / df) ** (-(df + 1) / 2))
     # substitute x = |t| + u / (1 − u) to reach infinity on [0, 1)
     n, total = 20000, 0.0
     for i in range(n + 1):

@@ -35,6 +35,8 @@ from lessons_lib.errors import CourseInputError
 from lessons_lib.exercises.course_map import PREREQUISITES
 from lessons_lib.paths import NOTEBOOKS_DIR, REPO_ROOT
 
+pytestmark = pytest.mark.slow
+
 ARTIFACTS = Path(os.environ.get("COURSE_TEST_ARTIFACTS", REPO_ROOT / "test-artifacts")) / "site"
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")  # Debian's package
 # As the JupyterLab browser test: no background connections, no first-run work.

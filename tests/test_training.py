@@ -280,6 +280,7 @@ def test_overrides_mean_the_same_everywhere() -> None:
         TrainConfig(weight_decay=float("nan"))
 
 
+@pytest.mark.slow
 def test_command_line_trains_resumes_and_compares(tmp_path: Path, capsys: pytest.CaptureFixture, monkeypatch) -> None:
     from lessons_lib.cli import main
     from lessons_lib.paths import LCQMC_ENV_VAR
@@ -321,6 +322,7 @@ def test_command_line_trains_resumes_and_compares(tmp_path: Path, capsys: pytest
     assert "exact McNemar p =" in capsys.readouterr().out
 
 
+@pytest.mark.slow
 def test_command_line_build_sample(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     from lessons_lib.cli import main
     from lessons_lib.paths import LCQMC_SAMPLE_DIR

@@ -125,7 +125,8 @@ def test_collate_pads_to_longest_pair(vocab: Vocabulary) -> None:
 
 def test_make_batches_order_swaps_and_extras(vocab: Vocabulary) -> None:
     examples = [PairExample("电脑" * (i % 3 + 1), "录像", i % 2) for i in range(10)]
-    run = lambda seed: [b.token_ids.tolist() for b in make_batches(examples, vocab, 4, shuffle=True, seed=seed)]
+    def run(seed):
+        return [b.token_ids.tolist() for b in make_batches(examples, vocab, 4, shuffle=True, seed=seed)]
     assert run(1) == run(1)
     assert [len(b) for b in make_batches(examples, vocab, 4)] == [4, 4, 2]
     swapped = next(make_batches(examples[:1], vocab, 1, swap_probability=1.0))

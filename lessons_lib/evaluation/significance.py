@@ -60,9 +60,14 @@ def better(name: str) -> str:
     return f"{name} better"
 
 __all__ = [
+    "NO_DIFFERENCE",
+    "better",
     "mcnemar_p_value",
     "t_quantile",
+    "standard_error",
     "mean_ci95",
+    "paired_t_p_value",
+    "holm",
     "WelchTest",
     "welch_t_test",
     "t_test_power",

@@ -158,7 +158,7 @@ class _FamilyReader:
         templates = []
         for pattern, rewordings, swap, line in self.templates:
             names = tuple(dict.fromkeys(_PLACEHOLDER.findall(pattern)))
-            for kind, text in [("", pattern)] + rewordings:
+            for _kind, text in [("", pattern)] + rewordings:
                 unknown = [n for n in _PLACEHOLDER.findall(text) if n not in self.slots]
                 if unknown:
                     self.fail(line, f"slot {{{unknown[0]}}} is not declared in its family")
@@ -578,7 +578,7 @@ def _draw_eval(drawer: PairDrawer, taken: set[str], split: str, recipe: SampleRe
                 anchor = drawer.by_text[drawer.pick_anchor(label, kind)]
                 if anchor.text in taken:
                     continue
-                other = drawer.partner(anchor, label, kind, lambda t: t not in taken and t != anchor.text)
+                other = drawer.partner(anchor, label, kind, lambda t, start=anchor.text: t not in taken and t != start)
                 if other is not None:
                     candidates.append((anchor.text, other.text))
                 if len(candidates) >= recipe.eval_candidates:
@@ -648,7 +648,7 @@ class _TrainDraw:
         out, candidates = self.out, []
         for anchor_text, (label, kind) in itertools.product(anchors, options):
             other = self.drawer.partner(self.drawer.by_text[anchor_text], label, kind,
-                                        lambda t: self.usable(t) and t != anchor_text)
+                                        lambda t, start=anchor_text: self.usable(t) and t != start)
             if other is not None:
                 candidates.append((label, kind, (anchor_text, other.text)))
         if not candidates:

@@ -216,7 +216,7 @@ def realise(frame: Frame, fillers: dict[str, Phrase], sent_id: str) -> TreebankS
         head_pos.append(position + phrase.heads.index(-1))
         position += len(phrase.words)
     words, heads, rels = [], [], []
-    for (form, head, rel), phrase, start in zip(frame.items, phrases, starts):
+    for (_form, head, rel), phrase, start in zip(frame.items, phrases, starts):
         for w, h, r in zip(phrase.words, phrase.heads, phrase.deprels):
             words.append(w)
             if h == -1:  # the phrase head takes the frame's arc
