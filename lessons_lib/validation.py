@@ -10,11 +10,15 @@ from __future__ import annotations
 import math
 from dataclasses import fields
 from pathlib import Path
-from typing import Any, Iterable, TypeVar
+from typing import TYPE_CHECKING, Any, Iterable, TypeVar
 
 from lessons_lib.errors import CourseInputError, file_errors
 
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
+
 T = TypeVar("T")
+Record = TypeVar("Record", bound="DataclassInstance")
 
 __all__ = [
     "check_int", "check_number", "check_probability", "check_choice", "strict_from_dict",
@@ -26,7 +30,7 @@ __all__ = [
 
 def check_int(value: Any, name: str, *, minimum: int | None = 1, maximum: int | None = None) -> int:
     """``value`` as an int in ``[minimum, maximum]`` (default: a positive int)."""
-    kind = {1: "a positive int", 0: "a non-negative int"}.get(minimum, "an int" if minimum is None else f"an int ≥ {minimum}")
+    kind = "an int" if minimum is None else {1: "a positive int", 0: "a non-negative int"}.get(minimum, f"an int ≥ {minimum}")
     if maximum is not None:
         kind += f" ≤ {maximum}"
     if (not isinstance(value, int) or isinstance(value, bool) or (minimum is not None and value < minimum)
@@ -67,7 +71,7 @@ def check_choice(value: T, name: str, options: Iterable[T]) -> T:
     return value
 
 
-def strict_from_dict(cls: type[T], data: dict[str, Any]) -> T:
+def strict_from_dict(cls: type[Record], data: dict[str, Any]) -> Record:
     """Build the dataclass ``cls`` from ``data``; an unknown key is an error, not ignored.
 
     A checkpoint or preset written by another version of the course fails loudly instead

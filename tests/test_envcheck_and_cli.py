@@ -50,6 +50,24 @@ def test_help_lists_commands_and_import_stays_light():
     assert out.strip() == "[]"
 
 
+def test_help_groups_every_command_once_under_who_uses_it():
+    from lessons_lib.cli import AUDIENCES
+
+    parser = build_parser()
+    help_text = parser.format_help()
+    commands = set(parser._subparsers._group_actions[0].choices)  # what argparse would run
+    grouped = [name for names in AUDIENCES.values() for name in names]
+    assert sorted(grouped) == sorted(commands)
+    positions = [help_text.index(f"commands {heading}:") for heading in AUDIENCES]
+    assert positions == sorted(positions)
+    for heading, names in AUDIENCES.items():
+        block = help_text.split(f"commands {heading}:")[1].split("\n\n")[0]
+        listed = [line.split()[0] for line in block.splitlines() if line.startswith("  ") and line[2] != " "]
+        assert listed == list(names), heading
+    assert help_text.startswith("usage: lessons [-h] COMMAND ...")
+    assert parser._subparsers._group_actions[0].choices["grid"].format_usage().startswith("usage: lessons grid ")
+
+
 def test_seeding_repeats():
     set_seed(3)
     a = torch.randn(4)

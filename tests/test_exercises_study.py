@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import statistics
 
+import numpy as np
 import pytest
 
 from lessons_lib.exercises import ExerciseCheckError
@@ -46,3 +47,20 @@ def test_won_minus_lost_rejects(wrong, says):
 def test_seed_level_t_rejects(wrong, says):
     with pytest.raises(ExerciseCheckError, match=says):
         check_seed_level_t(wrong, seed=3)
+
+
+@pytest.mark.parametrize("seed", [None, *range(1, 13)])
+def test_a_t_without_its_sign_is_rejected_on_the_lessons_cases_and_every_grader_seed(seed):
+    with pytest.raises(ExerciseCheckError, match="符号丢了"):
+        check_seed_level_t(lambda d: abs(_t(d)), seed=seed)
+
+
+@pytest.mark.parametrize("seed", [None, 1])
+def test_a_count_returned_as_a_numpy_integer_passes(seed, capsys):
+    def with_numpy(a, b):
+        a, b = np.asarray(a), np.asarray(b)
+        return np.sum((a == 1) & (b == 0)) - np.sum((a == 0) & (b == 1))
+
+    assert isinstance(with_numpy([1], [0]), np.integer)
+    check_won_minus_lost(with_numpy, seed=seed)
+    assert "通过" in capsys.readouterr().out

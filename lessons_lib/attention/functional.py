@@ -70,8 +70,8 @@ def padding_mask(lengths: torch.Tensor | list[int], max_len: int | None = None) 
         ``(B, L)`` boolean tensor. Add dimensions (``mask[:, None, :]``) to broadcast it
         over query positions and heads.
     """
-    lengths, max_len = check_lengths(lengths, max_len)
-    return torch.arange(max_len, device=lengths.device)[None, :] < lengths[:, None]
+    checked, length = check_lengths(lengths, max_len)
+    return torch.arange(length, device=checked.device)[None, :] < checked[:, None]
 
 
 def masked_softmax(scores: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:

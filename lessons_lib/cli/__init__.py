@@ -18,6 +18,7 @@ import contextlib
 import importlib
 import signal
 import sys
+import textwrap
 import threading
 from pathlib import Path
 from typing import Iterator
@@ -35,17 +36,49 @@ COMMAND_MODULES = (
     "lessons_lib.cli.study_commands",
 )
 
+# Who each command is for: `lessons --help` lists the commands under these headings, in this order.
+AUDIENCES = {
+    "for learners": ("workspace", "check-env", "execute"),
+    "for teachers": ("student", "grade", "nbgrader-course", "site"),
+    "to measure and read results": ("train", "compare", "baseline", "data-stats", "experiment", "grid", "study"),
+    "for maintainers (the course's own data and parser)": ("build-sample", "build-treebank", "train-parser",
+                                                            "preparse"),
+}
+
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser with every registered command."""
     parser = argparse.ArgumentParser(
         prog="lessons",
-        description="Companion command of the course 'attention, from dot products to syntax-biased Transformers'.",
+        usage="lessons [-h] COMMAND ...",
+        description="Companion command of the course 'attention, from dot products to\nsyntax-biased Transformers'.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True, prog="lessons")
     for name in COMMAND_MODULES:
         importlib.import_module(name).register(subparsers)
+    parser.epilog = _commands_by_audience(subparsers)
+    subparsers.help = argparse.SUPPRESS  # listed once, in the epilog's groups
     return parser
+
+
+def _commands_by_audience(subparsers: argparse._SubParsersAction) -> str:
+    """The commands' one-line helps under the headings of :data:`AUDIENCES`."""
+    # argparse keeps each command's help only on these pseudo-actions (the same since Python 2.7)
+    helps = {action.dest: action.help or "" for action in subparsers._choices_actions}
+    grouped = [name for names in AUDIENCES.values() for name in names]
+    if sorted(grouped) != sorted(helps):
+        raise AssertionError(f"AUDIENCES and the registered commands differ: {sorted(set(grouped) ^ set(helps))}")
+    width = max(map(len, helps)) + 2
+    blocks = []
+    for heading, names in AUDIENCES.items():
+        lines = [f"commands {heading}:"]
+        for name in names:
+            wrapped = textwrap.wrap(helps[name], 78 - width - 2) or [""]
+            lines.append(f"  {name:<{width}}{wrapped[0]}")
+            lines += [f"  {'':<{width}}{more}" for more in wrapped[1:]]
+        blocks.append("\n".join(lines))
+    return "\n\n".join(blocks) + "\n\n`lessons COMMAND --help` describes a command's options."
 
 
 def _check_encodable(args: argparse.Namespace) -> None:

@@ -95,7 +95,7 @@ def run_grid_command(args: argparse.Namespace) -> int:
     from lessons_lib.syntax_bias.grid import load_grid
     from lessons_lib.syntax_bias.results import results_paths
 
-    paths = []
+    paths: list[Path] = []
     for given in args.results:
         found = results_paths(given) if given.is_dir() else [given]
         if not found:

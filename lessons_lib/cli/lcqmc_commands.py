@@ -29,7 +29,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser("train", help="train and evaluate a pair classifier on LCQMC-format data")
     p.add_argument("--data-dir", default=None, help="folder with train/dev/test files (default: $LCQMC_DIR, else the sample)")
     p.add_argument("--out", required=True, help="output folder (checkpoint, metrics.json, vocab.json)")
-    p.add_argument("--device", default="cpu", help="cpu (default) or cuda")
+    p.add_argument("--device", choices=("cpu", "cuda"), default="cpu", help="cpu (default) or cuda")
     p.add_argument("--lenient", action="store_true",
                    help="skip malformed lines instead of stopping; each is listed, with its reason, in --out/skipped_lines.tsv")
     p.add_argument("--no-resume", action="store_true",

@@ -54,7 +54,7 @@ def find_exercises(nb: nbformat.NotebookNode, name: str = "notebook") -> list[Ex
     Raises:
         CourseInputError: an exercise cell has no check cell before the next exercise.
     """
-    exercises = []
+    exercises: list[Exercise] = []
     cells = nb.cells
     for index, cell in enumerate(cells):
         if cell.cell_type != "code" or BEGIN_SOLUTION not in cell.source:

@@ -312,5 +312,5 @@ def notebook_paths(paths: list[str] | None, default_dir: Path) -> list[Path]:
         else:
             raise CourseInputError(f"not a notebook or a folder of notebooks: {item}")
     if not found:
-        raise CourseInputError(f"no notebooks (*.ipynb) in {', '.join(map(str, paths or [default_dir]))}")
+        raise CourseInputError(f"no notebooks (*.ipynb) in {', '.join(paths or [str(default_dir)])}")
     return found

@@ -123,7 +123,7 @@ def _turn_wide_tick_labels(ax: plt.Axes) -> None:
     ticks = ax.get_xticks()
     if len(ticks) < 2:
         return
-    renderer = ax.figure.canvas.get_renderer()
+    renderer = ax.figure.canvas.get_renderer()  # type: ignore[attr-defined]  # Agg's canvas has one; the stubs' base class not
     column = abs(ax.transData.transform((ticks[1], 0))[0] - ax.transData.transform((ticks[0], 0))[0])
     for label in ax.get_xticklabels():
         if label.get_window_extent(renderer).width > 0.9 * column:
@@ -189,7 +189,8 @@ def attention_heatmap(
         for i in range(weights.shape[0]):
             for j in range(weights.shape[1]):
                 value = float(weights[i, j])
-                colour = _readable_text_colour(image.cmap(image.norm(value)))
+                # matplotlib's stubs type norm and cmap for arrays; one float maps to one RGBA tuple
+                colour = _readable_text_colour(image.cmap(image.norm(value)))  # type: ignore[arg-type]
                 ax.text(j, i, _format_cell(value, integers), ha="center", va="center", fontsize=8, color=colour)
     return ax
 
@@ -318,6 +319,12 @@ def label_width(label: str) -> float:
     return width + len(label) * 1.0
 
 
+def _svg_point(text: str) -> tuple[float, float]:
+    """``"x,y"`` of an SVG path as two numbers."""
+    x, y = text.split(",")
+    return float(x), float(y)
+
+
 def _label_box(x_mid: float, y_top: float, label: str) -> tuple[float, float, float, float]:
     """``(left, top, right, bottom)`` of a label displaCy centres under the horizontal line at ``y_top``
     (its baseline lies 1.25 em below the line)."""
@@ -354,10 +361,10 @@ def drawing_collisions(svg: str) -> list[str]:
     """
     arrows = re.findall(r'<path class="displacy-arc"[^>]* d="([^"]+)"[^>]*/>\s*<text[^>]*>\s*<textPath[^>]*>([^<]*)</textPath>',
                         svg)
-    lines = []  # (x0, y0, x1, y1, label) of every straight piece of every arc
+    lines: list[tuple[float, float, float, float, str]] = []  # (x0, y0, x1, y1, label) of every straight piece of every arc
     for d, label in arrows:
-        points = [tuple(float(v) for v in p.split(",")) for p in d.lstrip("M").split()]
-        lines += [(*a, *b, html.unescape(label)) for a, b in zip(points, points[1:])]
+        corners = [_svg_point(p) for p in d.lstrip("M").split()]
+        lines += [(*a, *b, html.unescape(label)) for a, b in zip(corners, corners[1:])]
     problems = []
     for d, label in arrows:
         label = html.unescape(label)

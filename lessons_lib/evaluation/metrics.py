@@ -79,7 +79,7 @@ def predict(
     logits, labels = [], []
     for batch in make_batches([examples[i] for i in order], vocab, batch_size, max_len=max_len, extras_fn=extras_fn):
         logits.append(model(batch.to(device)).float().cpu())
-        labels.append(batch.labels)
+        labels.append(batch.required_labels())
     model.train(was_training)
     restore = torch.empty(len(order), dtype=torch.long)
     restore[torch.tensor(order)] = torch.arange(len(order))  # row i of the batches is pair order[i]
@@ -209,6 +209,7 @@ def dev_tuned_threshold(probabilities: Sequence[float], labels: Sequence[int]) -
         key = (correct(low), -distance, -threshold)
         if best is None or key > best[0]:
             best = (key, threshold)
+    assert best is not None  # bounds hold 0 and 1: one interval at least
     return best[1]
 
 

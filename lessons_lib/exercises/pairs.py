@@ -15,7 +15,7 @@ from bisect import bisect_right
 from dataclasses import dataclass
 from functools import lru_cache
 from random import Random
-from typing import Callable, Sequence
+from typing import Callable, Sequence, TypeGuard
 
 import torch
 
@@ -326,7 +326,7 @@ class RecordingRandom(Random):
         return chosen
 
 
-def _is_number(value: object) -> bool:
+def _is_number(value: object) -> TypeGuard[int | float]:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 

@@ -4,6 +4,7 @@ t statistic that makes the seed the unit."""
 from __future__ import annotations
 
 import math
+import numbers
 from typing import Callable, Sequence
 
 from lessons_lib.exercises import ExerciseCheckError, call_learner, check_random, passed
@@ -11,13 +12,16 @@ from lessons_lib.exercises import ExerciseCheckError, call_learner, check_random
 # The lesson's own cases when no grader seed is given: one seed's correctness on 12 test pairs.
 _CORRECT_A = (1, 1, 0, 1, 0, 1, 1, 0, 1, 1, 0, 1)
 _CORRECT_B = (1, 0, 0, 1, 1, 0, 1, 0, 0, 1, 1, 1)
-_DIFFERENCES = ((17, 64, 28), (39, 39, 110), (-8, 33, 23, 5))
+# The last case loses on average: its t is negative, so a t that drops its sign is caught.
+_DIFFERENCES = ((17, 64, 28), (39, 39, 110), (-8, 33, 23, 5), (-41, 6, -30, -12))
 
 
 def _as_int(exercise: str, got, what: str) -> int:
     if got is None:
         raise ExerciseCheckError(f"{exercise}: 你的函数没有返回值 (returned None)，是不是忘了 `return`？")
-    if isinstance(got, bool) or not isinstance(got, int) and not (isinstance(got, float) and got.is_integer()):
+    # numbers.Integral: Python's int and NumPy's integers alike (a sum over an array gives numpy.int64)
+    whole = isinstance(got, numbers.Integral) or isinstance(got, float) and got.is_integer()
+    if isinstance(got, bool) or not whole:
         raise ExerciseCheckError(f"{exercise}: {what}应当是一个整数（句对数），你返回了 {got!r}。")
     return int(got)
 
@@ -26,7 +30,7 @@ def check_won_minus_lost(fn: Callable[[Sequence[int], Sequence[int]], int], *, s
     """Exercise 10-1: ``fn(correct_a, correct_b)`` (0/1 per test pair, one seed) → pairs only a got right
     minus pairs only b got right, an integer. With the grader's ``seed`` the lists are drawn afresh."""
     exercise = "练习 10-1 按整数个句对数一个对比"
-    cases = [(_CORRECT_A, _CORRECT_B)]
+    cases: list[tuple[tuple[int, ...], tuple[int, ...]]] = [(_CORRECT_A, _CORRECT_B)]
     rng = check_random(808 if seed is None else seed)
     for n in (20, 57):
         cases.append((tuple(rng.randint(0, 1) for _ in range(n)), tuple(rng.randint(0, 1) for _ in range(n))))
@@ -61,6 +65,7 @@ def check_seed_level_t(fn: Callable[[Sequence[int]], float], *, seed: int | None
         rng = check_random(seed)
         cases = [tuple(rng.randint(-60, 120) for _ in range(n)) for n in (3, 5, 10)]
         cases = [c if len(set(c)) > 1 else c[:-1] + (c[-1] + 1,) for c in cases]
+        cases += [tuple(-d for d in c) for c in cases if sum(c) > 0][:1]  # one t below zero at least
     for differences in cases:
         expected = _t(differences)
         got = call_learner(exercise, fn, list(differences))
@@ -72,6 +77,9 @@ def check_seed_level_t(fn: Callable[[Sequence[int]], float], *, seed: int | None
             raise ExerciseCheckError(f"{exercise}: 应当返回一个数，你返回了 {got!r}。") from None
         if math.isclose(value, expected, rel_tol=1e-9):
             continue
+        if expected < 0 and math.isclose(value, -expected, rel_tol=1e-9):
+            raise ExerciseCheckError(f"{exercise}: 符号丢了：对差 {list(differences)}，均值为负，t 也应为负"
+                                     "（取了绝对值？）。符号说明哪一臂更好。")
         if math.isclose(value, _t(differences, ddof=0), rel_tol=1e-9):
             raise ExerciseCheckError(f"{exercise}: 你用的是总体标准差（除以 n）；种子是样本，要除以 n − 1。")
         if math.isclose(value, _t(differences, root_n=False), rel_tol=1e-9):

@@ -146,11 +146,12 @@ def one_block_table_gradient() -> torch.Tensor:
     with torch.random.fork_rng():  # the check must not move the lesson's random stream
         torch.manual_seed(_SEED)
         config = PairClassifierConfig.from_options(30, d_model=16, n_heads=2, n_layers=1, d_ff=32, dropout=0.0)
-        model = SyntaxBiasedPairClassifier(config, LearnedBucketBias(DEFAULT_SCHEME, 2, 1,
-                                                                     LearnedOptions(bias_lr_multiplier=1.0)))
+        bias = LearnedBucketBias(DEFAULT_SCHEME, 2, 1, LearnedOptions(bias_lr_multiplier=1.0))
+        model = SyntaxBiasedPairClassifier(config, bias)
     batch = _batch_of(buckets)
-    torch.nn.functional.cross_entropy(model(batch), batch.labels).backward()
-    return model.syntax_bias.table.grad.abs()[0, 0]
+    torch.nn.functional.cross_entropy(model(batch), batch.required_labels()).backward()
+    assert bias.table.grad is not None  # a learned table, after backward()
+    return bias.table.grad.abs()[0, 0]
 
 
 def _id_set(exercise: str, answer: Any, key: str) -> set[int]:
@@ -374,7 +375,7 @@ def check_drop_bias(fn: Callable[[torch.Tensor, torch.Tensor], torch.Tensor], *,
 
 def _offset_cases(seed: int | None = None) -> list[tuple[torch.Tensor, ...]]:
     g = check_generator(seed, _SEED + 9)
-    cases = []
+    cases: list[tuple[torch.Tensor, ...]] = []
     for n_train, n_test in ((200, 80), (50, 40)):
         train_offsets = torch.randint(-6, 7, (n_train,), generator=g)
         train_buckets = (train_offsets.abs() // 2 + torch.randint(0, 2, (n_train,), generator=g)).clamp(max=10)

@@ -23,6 +23,8 @@ to turn a batch's extras into an attention bias; the rest stays the same.
 
 from __future__ import annotations
 
+from typing import Sequence
+
 import torch
 from torch import nn
 from torch.nn import functional as F
@@ -81,7 +83,7 @@ class PairClassifier(nn.Module):
         self.dropout = nn.Dropout(config.encoder.dropout)
         self.classifier = nn.Linear(d_model, config.n_classes)
 
-    def attention_bias(self, batch: PairBatch) -> torch.Tensor | None:
+    def attention_bias(self, batch: PairBatch) -> torch.Tensor | Sequence[torch.Tensor | None] | None:
         """Hook for variants: an attention bias broadcastable to ``(B, H, L, L)``; none here."""
         return None
 
@@ -115,7 +117,7 @@ class PairClassifier(nn.Module):
 
         Variants with an auxiliary objective (a distance predictor) add their term here.
         """
-        return F.cross_entropy(self(batch), batch.labels)
+        return F.cross_entropy(self(batch), batch.required_labels())
 
     def set_keep_attention(self, keep: bool = True) -> None:
         """Store every block's attention weights on the next forward (for heatmaps)."""

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass, field
-from typing import Callable, Iterator, Sequence
+from typing import Callable, Iterator, Sequence, TypeVar
 
 import torch
 
@@ -34,6 +34,8 @@ from lessons_lib.validation import check_choice, check_int, check_probability
 from lessons_lib.pairs.config import BATCHING
 from lessons_lib.pairs.data import PairExample
 from lessons_lib.pairs.vocab import Vocabulary, tokenize_chars
+
+Token = TypeVar("Token", int, str)  # ids, or the characters they stand for
 
 __all__ = [
     "EncodedPair",
@@ -62,7 +64,7 @@ class EncodedPair:
         return len(self.token_ids)
 
 
-def truncate_pair(ids_a: Sequence[int], ids_b: Sequence[int], max_tokens: int) -> tuple[list[int], list[int]]:
+def truncate_pair(ids_a: Sequence[Token], ids_b: Sequence[Token], max_tokens: int) -> tuple[list[Token], list[Token]]:
     """Shorten two token lists so that ``len(a) + len(b) <= max_tokens``, longer one first.
 
     Each list keeps at least one token (so ``max_tokens`` must be ≥ 2).
@@ -116,6 +118,12 @@ class PairBatch:
 
     def __len__(self) -> int:
         return int(self.token_ids.shape[0])
+
+    def required_labels(self) -> torch.Tensor:
+        """``(B,)`` the labels, where a loss or an accuracy needs them (unlabelled pairs have none)."""
+        if self.labels is None:
+            raise CourseInputError("this batch was made without labels: a loss or an accuracy needs labelled pairs")
+        return self.labels
 
     def to(self, device: str | torch.device) -> "PairBatch":
         """The same batch on ``device``."""

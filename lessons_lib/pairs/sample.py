@@ -57,7 +57,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Mapping
+from typing import Mapping, NoReturn
 
 from lessons_lib.errors import CourseInputError, file_errors
 from lessons_lib.files import atomic_write_many, folder_lock
@@ -147,7 +147,7 @@ class _FamilyReader:
         self.templates: list[list] = []  # [pattern, rewordings, swap, line]
         self.start = 0
 
-    def fail(self, number: int, message: str) -> None:
+    def fail(self, number: int, message: str) -> NoReturn:
         raise CourseInputError(f"{self.path}, line {number}: {message}")
 
     def close(self) -> None:
@@ -329,8 +329,10 @@ def expand_meanings(families: list[Family]) -> tuple[list[Meaning], dict[str, Wo
 
 
 def _swap_equal(template: Template, family: Family, values: tuple[int, ...]) -> bool:
-    a, b = (template.slots.index(name) for name in template.swap)
-    return family.slots[template.swap[0]].values[values[a]][0] == family.slots[template.swap[1]].values[values[b]][0]
+    assert template.swap is not None, "only a template that swaps two slots has a swapped twin"
+    first, second = template.swap
+    a, b = template.slots.index(first), template.slots.index(second)
+    return family.slots[first].values[values[a]][0] == family.slots[second].values[values[b]][0]
 
 
 def pair_kind(meanings: list[Meaning], by_text: Mapping[str, Wording], a: str, b: str) -> str:
@@ -442,9 +444,9 @@ class PairDrawer:
                     out.append(("C" if empty else slot.kind, other))
         if template.swap:
             a, b = (template.slots.index(name) for name in template.swap)
-            values = list(meaning.values)
-            values[a], values[b] = values[b], values[a]
-            other = self._by_key.get((family.index, meaning.template, tuple(values)))
+            swapped = list(meaning.values)
+            swapped[a], swapped[b] = swapped[b], swapped[a]
+            other = self._by_key.get((family.index, meaning.template, tuple(swapped)))
             if other is not None:
                 out.append(("O", other))
         return out
@@ -494,10 +496,10 @@ class PairDrawer:
         families with many slot values do not crowd out the others."""
         key = (label, kind)
         if key not in self._anchor_groups:
-            groups: dict[int, list[str]] = {}
+            by_family: dict[int, list[str]] = {}
             for text in self.anchors(label, kind):
-                groups.setdefault(self.meanings[self.by_text[text].meaning].family.index, []).append(text)
-            self._anchor_groups[key] = [groups[f] for f in sorted(groups)]
+                by_family.setdefault(self.meanings[self.by_text[text].meaning].family.index, []).append(text)
+            self._anchor_groups[key] = [by_family[f] for f in sorted(by_family)]
         groups = self._anchor_groups[key]
         if not groups:
             raise CourseInputError(f"no question can start a pair of label {label} and kind {kind}: write more families")

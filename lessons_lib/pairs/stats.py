@@ -37,7 +37,7 @@ import statistics
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Mapping, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 from lessons_lib.errors import CourseInputError
 from lessons_lib.pairs.data import SPLITS, PairExample, char_overlap, load_lcqmc
@@ -67,7 +67,7 @@ HARD_NEGATIVE_OVERLAP = 0.5
 # per split: distinct questions, components, the largest component's pairs, Jaccard by label
 # (mean, q1, median, q3), mean characters of a pair by label, the Jaccard histogram by label
 # over JACCARD_BINS).
-LCQMC_MEASURED = {
+LCQMC_MEASURED: dict[str, Any] = {
     "pairs": {"train": 238_766, "dev": 8_802, "test": 12_500},
     "label_1": {"train": 0.580, "dev": 0.500, "test": 0.500},
     "test_questions_seen": 0.663,
@@ -234,7 +234,8 @@ def label_overlap(examples: Sequence[PairExample], label: int) -> LabelOverlap |
         return None
     overlaps = [char_overlap(e.text_a, e.text_b) for e in chosen]
     quartiles = statistics.quantiles(overlaps, n=4, method="inclusive")
-    return LabelOverlap(len(chosen), statistics.fmean(overlaps), tuple(quartiles),
+    q1, median, q3 = quartiles
+    return LabelOverlap(len(chosen), statistics.fmean(overlaps), (q1, median, q3),
                         statistics.fmean(len(e.text_a) + len(e.text_b) for e in chosen))
 
 

@@ -93,7 +93,7 @@ class Vocabulary:
         """A short hash of the token list: equal fingerprints mean identical id assignments."""
         return hashlib.sha256("\n".join(self.tokens).encode("utf-8")).hexdigest()[:16]
 
-    def check_fingerprint(self, expected: str, where: str) -> None:
+    def check_fingerprint(self, expected: str | None, where: str) -> None:
         """Raise if this vocabulary is not the one ``where`` (e.g. a checkpoint) was made with."""
         if expected != self.fingerprint():
             raise CourseInputError(

@@ -230,7 +230,7 @@ def lcqmc_sentences(data_dir: str | os.PathLike, train_fraction: float = 1.0,
     """
     from lessons_lib.pairs.data import distinct_sentences, load_lcqmc, subsample
 
-    data = load_lcqmc(data_dir)
+    data = load_lcqmc(Path(data_dir))
     splits = {"train": subsample(data.train.examples, train_fraction, subset_seed),
               "dev": data.dev.examples, "test": data.test.examples}
     sentences = distinct_sentences(*splits.values())

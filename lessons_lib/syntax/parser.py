@@ -166,7 +166,7 @@ def load_parser(name_or_path: str | os.PathLike | None = None, prefer_official: 
     elif not text.isidentifier() or importlib.util.find_spec(text) is None:
         raise CourseInputError(f"spaCy pipeline {text!r} is not installed (`python -m spacy download {text}`)")
     try:
-        nlp = spacy.load(name_or_path)
+        nlp = spacy.load(name_or_path if isinstance(name_or_path, str) else Path(name_or_path))
     except (OSError, ValueError, ImportError, KeyError) as error:  # spaCy's ways of refusing a folder
         first_line = (str(error).strip().splitlines() or [type(error).__name__])[0]
         raise CourseInputError(f"cannot load the spaCy pipeline {text}: {first_line[:200]}") from None
@@ -251,26 +251,26 @@ def doc_to_parse(doc, name: str | None = None) -> Parse:
     return Parse(doc.text, tuple(words), tuple(heads), tuple(deprels), removed)
 
 
-def check_texts(texts: Sequence[str]) -> list[str]:
+def check_texts(texts: Iterable[str]) -> list[str]:
     """Reject non-strings, empty texts and texts longer than ``MAX_SENTENCE_CHARS``, naming their position.
 
     The length is refused before parsing: parsing and tree distances grow with its square.
     """
-    texts = list(texts)
-    for i, text in enumerate(texts):
+    listed = list(texts)
+    for i, text in enumerate(listed):
         if not isinstance(text, str) or not text.strip():
             raise CourseInputError(f"`texts`[{i}] must be a non-empty string, got {text!r}")
         if len(text) > MAX_SENTENCE_CHARS:
             raise CourseInputError(f"`texts`[{i}] has {len(text):,} characters, more than the "
                                    f"{MAX_SENTENCE_CHARS:,} the course parses ({text[:40]!r}...)")
-    return texts
+    return listed
 
 
 def parse_texts(nlp, texts: Iterable[str], batch_size: int = 256) -> list[Parse]:
     """Parse ``texts`` with ``nlp.pipe`` in batches; one validated :class:`Parse` per text."""
-    texts = check_texts(texts)
+    checked = check_texts(texts)
     return [doc_to_parse(doc, name=f"sentence {i} {text!r}")
-            for i, (text, doc) in enumerate(zip(texts, nlp.pipe(texts, batch_size=batch_size)))]
+            for i, (text, doc) in enumerate(zip(checked, nlp.pipe(checked, batch_size=batch_size)))]
 
 
 def parse_words(nlp, words: Sequence[str], name: str | None = None) -> Parse:

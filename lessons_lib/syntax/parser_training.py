@@ -77,7 +77,7 @@ def split_course_treebank(
         ``{"train": [...], "dev": [...], "heldout_hand": [...], "heldout_template": [...]}``.
     """
     out: dict[str, list[TreebankSentence]] = {"train": [], "dev": [], "heldout_hand": [], "heldout_template": []}
-    rest = []
+    rest: list[TreebankSentence] = []
     for i, s in enumerate(handwritten, start=1):
         (out["heldout_hand"] if i % 10 == 0 else rest).append(s)
     for s in templates:
@@ -127,7 +127,7 @@ def write_docbin(sentences: Sequence[TreebankSentence], path: str | os.PathLike,
     """Write ``sentences`` as a spaCy ``DocBin`` file; return how many."""
     from spacy.tokens import DocBin
 
-    DocBin(docs=[to_doc(s, vocab) for s in sentences]).to_disk(path)
+    DocBin(docs=[to_doc(s, vocab) for s in sentences]).to_disk(Path(path))
     return len(sentences)
 
 
@@ -187,14 +187,15 @@ def jieba_oracle_uas(sentences: Sequence[TreebankSentence]) -> float:
         for i in range(len(words)):
             if align.x2y.lengths[i] == 1 and align.y2x.lengths[align.x2y[i][0]] == 1:
                 one_to_one[int(align.x2y[i][0])] = i
-        heads, deps = [], []
+        found: list[int | None] = []
+        deps: list[str] = []
         for i in range(len(words)):
             gold_i = int(align.x2y[i][0]) if align.x2y.lengths[i] == 1 else None
             head = one_to_one.get(gold[gold_i].head.i) if gold_i is not None else None
-            heads.append(head)
+            found.append(head)
             deps.append(gold[gold_i].dep_ if head is not None else "dep")
-        root = next((i for i, h in enumerate(heads) if h == i), 0)
-        heads = [root if h is None else h for h in heads]
+        root = next((i for i, h in enumerate(found) if h == i), 0)
+        heads = [root if h is None else h for h in found]
         oracle = Doc(nlp.vocab, words=[t.text for t in words], spaces=[bool(t.whitespace_) for t in words],
                      heads=heads, deps=deps)
         examples.append(Example(oracle, gold))
@@ -292,7 +293,7 @@ def _train_and_save(train_set, dev_set, work: Path, config: Path, max_epochs: in
     vocab = spacy.blank("zh").vocab
     write_docbin(train_set, work / "train.spacy", vocab)
     write_docbin(dev_set, work / "dev.spacy", vocab)
-    overrides = {"paths.train": str(work / "train.spacy"), "paths.dev": str(work / "dev.spacy")}
+    overrides: dict[str, str | int] = {"paths.train": str(work / "train.spacy"), "paths.dev": str(work / "dev.spacy")}
     if max_epochs is not None:
         overrides["training.max_epochs"] = int(max_epochs)
     start = time.perf_counter()

@@ -28,9 +28,9 @@ from lessons_lib.errors import CourseInputError
 from lessons_lib.syntax.treebank import TreebankSentence, make_sentence
 
 # ---------------------------------------------------------------------------------------
-# Slot fillers, by category. Heads of phrases are bare; dependents carry @rel>k.
+# Slot fillers, by category, as "|"-separated text. Heads of phrases are bare; dependents carry @rel>k.
 # ---------------------------------------------------------------------------------------
-FILLERS: dict[str, list[str]] = {
+_FILLER_TEXT: dict[str, str] = {
     # Activities: a verb and its object (the verb heads the phrase).
     "VP": """做 红烧肉@obj>1 | 学 英语@obj>1 | 修 电脑@obj>1 | 减肥 | 办 信用卡@obj>1 | 下载 微信@obj>1
         | 申请 护照@obj>1 | 考驾照 | 煮 米饭@obj>1 | 开 网店@obj>1 | 查 快递@obj>1 | 备份 照片@obj>1
@@ -141,9 +141,8 @@ FRAMES: list[tuple[str, str]] = [
     ("wh", "哪里:3:obl 可以:3:aux {VP}:0:root ？:3:punct"),
     ("wh", "{PERSON}:3:nsubj 为什么:3:advmod {VP}:0:root 呢:3:discourse:sp ？:3:punct"),
 ]
-for _cat in list(FILLERS):
-    if isinstance(FILLERS[_cat], str):
-        FILLERS[_cat] = [s.strip() for s in FILLERS[_cat].split("|") if s.strip()]
+FILLERS: dict[str, list[str]] = {category: [s.strip() for s in text.split("|") if s.strip()]
+                                 for category, text in _FILLER_TEXT.items()}
 
 _SLOT = re.compile(r"^\{([A-Z][A-Z0-9]*)\}$")
 

@@ -126,7 +126,10 @@ def make_sentence(
 
 def _parse_block(lines: list[tuple[int, str]], path: str, index: int) -> TreebankSentence:
     comments: list[tuple[str, str]] = []
-    words, ud_heads, deprels, upos = [], [], [], []
+    words: list[str] = []
+    ud_heads: list[int] = []
+    deprels: list[str] = []
+    upos: list[str] = []
     skipped = 0
     first_line = lines[0][0]
     sent_id = None
@@ -196,8 +199,8 @@ def read_conllu(path: str | os.PathLike) -> list[TreebankSentence]:
     try:
         text = raw_bytes.decode("utf-8")
     except UnicodeDecodeError as error:
-        line = raw_bytes[: error.start].count(b"\n") + 1
-        raise CourseInputError(f"{path}:{line}: not UTF-8 ({error.reason})") from None
+        line_number = raw_bytes[: error.start].count(b"\n") + 1
+        raise CourseInputError(f"{path}:{line_number}: not UTF-8 ({error.reason})") from None
     for number, raw in enumerate(text.split("\n"), start=1):
         line = raw.rstrip("\r")
         if line.strip():

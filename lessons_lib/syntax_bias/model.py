@@ -138,7 +138,7 @@ class SyntaxBiasedPairClassifier(PairClassifier):
     def training_loss(self, batch: PairBatch) -> torch.Tensor:
         """Cross-entropy of the task, plus ``predictor_weight`` × the predictor's loss when it has one."""
         states, predictor_term = self._encode(batch)
-        loss = F.cross_entropy(self.classify(states, batch), batch.labels)
+        loss = F.cross_entropy(self.classify(states, batch), batch.required_labels())
         return loss if predictor_term is None else loss + self.predictor_weight * predictor_term
 
     def _encode(self, batch: PairBatch) -> tuple[torch.Tensor, torch.Tensor | None]:
@@ -168,6 +168,8 @@ class SyntaxBiasedPairClassifier(PairClassifier):
         layout, needs_tree = layout_buckets(batch.token_ids, batch.segment_ids, batch.key_mask, predictor.scheme)
         logits = predictor(x, batch.key_mask)
         if self.training:
+            if buckets is None:
+                raise CourseInputError("the distance predictor learns from the trees: train with test_buckets='trees'")
             return buckets, predictor_loss(predictor, logits, buckets, needs_tree)
         return predictor.fill(logits, layout, needs_tree), None
 
@@ -277,7 +279,10 @@ def position_extras(scheme: BucketScheme, max_len: int, unit: str = "char",
         raise CourseInputError("relative-position buckets in words need `parses` (for the segmentation)")
 
     def words(text: str) -> Sequence[str]:
-        return tokenize_chars(text) if unit == "char" else _parse_of(parses, text).words
+        if unit == "char":
+            return tokenize_chars(text)
+        assert parses is not None  # checked above
+        return _parse_of(parses, text).words
 
     def compute(todo: list[tuple[str, str]]) -> torch.Tensor:
         pairs = [(words(a), words(b)) for a, b in todo]

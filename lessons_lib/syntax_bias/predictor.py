@@ -56,6 +56,9 @@ class DistancePredictor(nn.Module):
             offset scores would barely move in that time.
     """
 
+    class_ids: torch.Tensor  # buffers: (C,) the buckets it predicts, and bucket -> class index
+    to_class: torch.Tensor
+
     def __init__(self, scheme: BucketScheme, d_model: int, width: int = 32, rank: int = 8,
                  max_offset: int = 16, lr_multiplier: float = 1.0) -> None:
         super().__init__()

@@ -174,6 +174,8 @@ class LearnedBucketBias(BucketBias):
 class _FixedTableBias(BucketBias):
     """A bias from a fixed (non-learned) table, shared by heads and blocks."""
 
+    table: torch.Tensor  # a buffer: (1, 1, n_buckets)
+
     def __init__(self, values: Sequence[float], n_layers: int) -> None:
         super().__init__(len(values), n_layers)
         self.register_buffer("table", torch.tensor([[list(values)]], dtype=torch.float32))

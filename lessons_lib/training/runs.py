@@ -218,7 +218,7 @@ def _short(value: Any) -> str:
 def save_predictions(path: str | Path, splits: Mapping[str, tuple[Sequence[int], Sequence[int], str]]) -> Path:
     """Write ``{split: (predictions, labels, fingerprint of the pairs)}`` as ``predictions.json``."""
     path = Path(path)
-    saved = {"format": _PREDICTIONS_FORMAT}
+    saved: dict[str, object] = {"format": _PREDICTIONS_FORMAT}
     for split, (predictions, labels, fingerprint) in splits.items():
         if len(predictions) != len(labels):
             raise CourseInputError(f"{split}: {len(predictions)} predictions for {len(labels)} labels")

@@ -89,6 +89,7 @@ def parameter_groups(model: nn.Module, weight_decay: float, lr: float | None = N
     for (decays, factor), params in groups.items():
         group = {"params": params, "weight_decay": weight_decay if decays else 0.0}
         if factor != 1.0:
+            assert lr is not None  # checked above: a multiplier needs `lr`
             group["lr"] = lr * factor
         out.append(group)
     return out
@@ -184,7 +185,7 @@ def resolve_device(device: str | torch.device) -> torch.device:
 
 
 def _rng_state() -> dict:
-    state = {"torch": torch.get_rng_state()}
+    state: dict[str, torch.Tensor | list[torch.Tensor]] = {"torch": torch.get_rng_state()}
     if torch.cuda.is_available():
         state["cuda"] = torch.cuda.get_rng_state_all()
     return state
@@ -199,7 +200,7 @@ def _set_rng_state(state: dict) -> None:
 def _training_loss(model: nn.Module, batch) -> torch.Tensor:
     """The model's own ``training_loss(batch)`` when it has one (an auxiliary term), else cross-entropy."""
     own = getattr(model, "training_loss", None)
-    return own(batch) if callable(own) else F.cross_entropy(model(batch), batch.labels)
+    return own(batch) if callable(own) else F.cross_entropy(model(batch), batch.required_labels())
 
 
 # How a library caller starts afresh; the command line says it with its own flags.
@@ -304,7 +305,7 @@ class _Trainer:
         """Train epoch ``epoch``, evaluate dev and test, record the epoch's metrics; returns (dev, test)."""
         train_loss, seen, train_seconds = self.train_epoch(train, epoch, progress)
         started = time.perf_counter()
-        dev_result, test_result = self.evaluate(dev), self.evaluate(test)
+        dev_result, test_result = self.evaluate_dev(dev), self.evaluate(test)
         summary = getattr(self.model, "epoch_summary", None)
         self.history.append(EpochMetrics(
             epoch=epoch, train_loss=train_loss, dev=dev_result.to_dict(),
@@ -322,12 +323,18 @@ class _Trainer:
 
     def restore_best_dev(self) -> None:
         """Load the weights of the best dev epoch into the model (``keep_best_dev`` runs)."""
+        if self.best_dev is None:
+            raise CourseInputError("no best dev epoch is kept: this run was not started with keep_best_dev")
         load_weights(self.model, self.best_dev["model_state"], "the best dev epoch's weights")
 
     def evaluate(self, examples: Sequence[PairExample] | None) -> EvalResult | None:
         """Metrics on ``examples`` (``None`` when there are none)."""
         if not examples:
             return None
+        return self.evaluate_dev(examples)
+
+    def evaluate_dev(self, examples: Sequence[PairExample]) -> EvalResult:
+        """Metrics on the dev split, which a run always has (its epochs are chosen on it)."""
         return evaluate(self.model, examples, self.vocab, batch_size=self.config.eval_batch_size,
                         max_len=self.config.max_len, device=self.device, extras_fn=self.extras_fn)
 
@@ -484,7 +491,7 @@ def _finish(trainer: _Trainer, results: tuple[EvalResult, EvalResult | None], sp
         chosen = int(trainer.best_dev["epoch"])
         if chosen != trainer.epoch:
             trainer.restore_best_dev()
-            dev_result, test_result = trainer.evaluate(splits[1]), trainer.evaluate(splits[2])
+            dev_result, test_result = trainer.evaluate_dev(splits[1]), trainer.evaluate(splits[2])
     return TrainResult(trainer.history, dev_result, test_result, resumed_from, chosen,
                        int(trainer.scheduler.last_epoch))
 
@@ -493,7 +500,8 @@ def _train_until(trainer: _Trainer, last_epoch: int, splits: tuple, out_path: Pa
                  log: Callable[[str], None] | None) -> tuple[EvalResult, EvalResult | None]:
     """Train the epochs after ``trainer.epoch`` up to ``last_epoch`` (checkpointing each); the last (dev, test) results."""
     train_examples, dev_examples, test_examples = splits
-    dev_result = test_result = None
+    dev_result: EvalResult | None = None
+    test_result: EvalResult | None = None
     for epoch in range(trainer.epoch + 1, last_epoch + 1):
         dev_result, test_result = trainer.run_epoch(train_examples, dev_examples, test_examples, epoch, progress)
         if log:
@@ -501,7 +509,7 @@ def _train_until(trainer: _Trainer, last_epoch: int, splits: tuple, out_path: Pa
         if out_path is not None:
             trainer.save(out_path)
     if dev_result is None:  # nothing left to train (resumed a finished run): evaluate once
-        dev_result, test_result = trainer.evaluate(dev_examples), trainer.evaluate(test_examples)
+        dev_result, test_result = trainer.evaluate_dev(dev_examples), trainer.evaluate(test_examples)
         if out_path is not None and trainer.history:  # a finished run's metrics.json may be gone: written again
             trainer.save_metrics(out_path)
     return dev_result, test_result

@@ -14,7 +14,7 @@ can be copied across (:func:`load_torch_encoder_layer_weights`) and the outputs 
 from __future__ import annotations
 
 import math
-from typing import Sequence
+from typing import Callable, Sequence, cast
 
 import torch
 from torch import nn
@@ -50,7 +50,7 @@ def gelu(x: torch.Tensor) -> torch.Tensor:
     return 0.5 * x * (1.0 + torch.erf(x * _SQRT_HALF))
 
 
-_ACTIVATIONS = {"relu": F.relu, "gelu": gelu}
+_ACTIVATIONS: dict[str, Callable[[torch.Tensor], torch.Tensor]] = {"relu": F.relu, "gelu": gelu}
 assert set(_ACTIVATIONS) == set(ACTIVATIONS), "transformer.config.ACTIVATIONS and the functions here must agree"
 
 
@@ -81,13 +81,15 @@ class Embeddings(nn.Module):
     drown the token. Segment embeddings start at PyTorch's default N(0, 1) (norm ≈ √D).
     """
 
+    position: torch.Tensor  # a buffer: (max_positions, D)
+
     def __init__(self, config: EncoderConfig) -> None:
         super().__init__()
         self.config = config
         self.token = nn.Embedding(config.vocab_size, config.d_model, padding_idx=config.pad_id)
         self.segment = nn.Embedding(config.n_segments, config.d_model)
         self.register_buffer("position", sinusoidal_encoding(config.max_positions, config.d_model), persistent=False)
-        self.norm = nn.LayerNorm(config.d_model, eps=config.layer_norm_eps)
+        self.norm: nn.Module = nn.LayerNorm(config.d_model, eps=config.layer_norm_eps)  # an exercise swaps in nn.Identity
         self.dropout = nn.Dropout(config.dropout)
         self.scale = math.sqrt(config.d_model)
         nn.init.normal_(self.token.weight, std=config.d_model ** -0.5)
@@ -225,9 +227,13 @@ class Encoder(nn.Module):
         scores_shape = (x.shape[0], self.config.n_heads, x.shape[1], x.shape[1])
         for bias in {id(b): b for b in biases if b is not None}.values():  # a shared bias once
             check_bias(bias, scores_shape)
-        for block, bias in zip(self.blocks, biases):
+        for block, bias in zip(self.block_list(), biases):
             x = block.run_checked(x, attend, bias)
         return self.final_norm(x)
+
+    def block_list(self) -> list[EncoderBlock]:
+        """The blocks, first first, typed as what they are (``nn.ModuleList`` yields plain modules)."""
+        return [cast(EncoderBlock, block) for block in self.blocks]
 
     def _per_layer_bias(self, attn_bias):
         if attn_bias is None or isinstance(attn_bias, torch.Tensor):
@@ -239,7 +245,7 @@ class Encoder(nn.Module):
 
     def set_keep_attention(self, keep: bool = True) -> None:
         """Make every block store its attention weights (see :meth:`attention_maps`)."""
-        for block in self.blocks:
+        for block in self.block_list():
             block.attention.keep_attention = keep
             if not keep:
                 block.attention.last_attention = None
@@ -249,10 +255,11 @@ class Encoder(nn.Module):
 
         Call :meth:`set_keep_attention` before the forward pass.
         """
-        maps = [block.attention.last_attention for block in self.blocks]
-        if any(m is None for m in maps):
+        maps = [block.attention.last_attention for block in self.block_list()]
+        stored = [m for m in maps if m is not None]
+        if len(stored) < len(maps):
             raise CourseInputError("no attention stored: call `set_keep_attention(True)` before the forward pass")
-        return maps
+        return stored
 
 
 @torch.no_grad()
@@ -315,6 +322,7 @@ def feed_forward_as_conv1d(ffn: PositionwiseFeedForward) -> nn.Module:
     conv2 = nn.Conv1d(d_ff, d_model, kernel_size=1)
     for conv, linear in ((conv1, ffn.linear1), (conv2, ffn.linear2)):
         conv.weight.copy_(linear.weight[:, :, None])  # (out, in) -> (out, in, kernel=1)
+        assert conv.bias is not None  # Conv1d's default bias=True
         conv.bias.copy_(linear.bias)
     return _ChannelsFirst(nn.Sequential(conv1, _Activation(ffn.activation), nn.Dropout(ffn.dropout.p), conv2))
 
@@ -330,5 +338,9 @@ def block_gradient_norms(encoder: Encoder) -> list[float]:
         grads = [p.grad for p in block.parameters() if p.requires_grad]
         if any(g is None for g in grads):
             raise CourseInputError(f"block {index} has parameters without a gradient; call loss.backward() first")
-        norms.append(float(torch.sqrt(sum(g.detach().double().square().sum() for g in grads))))
+        squares = torch.zeros((), dtype=torch.float64)
+        for grad in grads:
+            assert grad is not None  # checked above
+            squares = squares + grad.detach().double().square().sum()
+        norms.append(float(torch.sqrt(squares)))
     return norms
