@@ -360,8 +360,3 @@ class ExperimentResult:
             cells = [summary.test_accuracy] + [summary.test_accuracy_by_buckets.get(s) for s in sources]
             lines.append(f"{name:<{width}}" + "".join(f" {'—' if c is None else format_spread(c):>32}" for c in cells))
         return "\n".join(lines)
-
-    def describe_variants(self) -> str:
-        """One line per variant of this experiment: its name and what it is (from the registry)."""
-        names = [n for n in VARIANTS if n in self.summary]
-        return "\n".join(f"{n:<12} {VARIANTS[n].description}" for n in names)
