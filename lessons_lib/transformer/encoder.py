@@ -96,18 +96,19 @@ class Embeddings(nn.Module):
         with torch.no_grad():
             self.token.weight[config.pad_id].zero_()
 
-    def forward(self, token_ids: torch.Tensor, segment_ids: torch.Tensor) -> torch.Tensor:
-        """``(B, L)`` token ids and ``(B, L)`` segment ids → ``(B, L, D)``."""
+    def forward(self, token_ids: torch.Tensor, segment_ids: torch.Tensor, start: int = 0) -> torch.Tensor:
+        """``(B, L)`` token ids and ``(B, L)`` segment ids → ``(B, L, D)``; the tokens stand at positions
+        ``start … start + L − 1`` (a decoder generating one token at a time passes its step)."""
         _check_ids("token_ids", token_ids, self.config.vocab_size, "vocab_size")
         _check_ids("segment_ids", segment_ids, self.config.n_segments, "n_segments")
         if segment_ids.shape != token_ids.shape:
             raise CourseInputError(
                 f"`segment_ids` {tuple(segment_ids.shape)} must have the shape of `token_ids` {tuple(token_ids.shape)}"
             )
-        length = token_ids.shape[1]
-        if length > self.config.max_positions:
-            raise CourseInputError(f"sequence length {length} exceeds max_positions={self.config.max_positions}")
-        summed = self.token(token_ids) * self.scale + self.position[:length] + self.segment(segment_ids)
+        end = start + token_ids.shape[1]
+        if end > self.config.max_positions:
+            raise CourseInputError(f"sequence length {end} exceeds max_positions={self.config.max_positions}")
+        summed = self.token(token_ids) * self.scale + self.position[start:end] + self.segment(segment_ids)
         return self.dropout(self.norm(summed))
 
 
