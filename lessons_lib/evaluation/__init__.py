@@ -1,4 +1,4 @@
-"""Evaluation: how a pair classifier is scored, what it is read against, and what a comparison of two can show.
+"""Evaluation: how a pair classifier (or a translation) is scored, what it is read against, and what a comparison of two can show.
 
 Named after what it does with a model's predictions; the statistics of a data set itself
 (:mod:`lessons_lib.pairs.stats`) stay with the data. Uses :mod:`lessons_lib.pairs` only.
@@ -9,4 +9,6 @@ Named after what it does with a model's predictions; the statistics of a data se
   whether a split's pairs are independent enough for them (no torch).
 - :mod:`~lessons_lib.evaluation.baselines` — the majority class and the tuned character-Jaccard
   rule, and a model read against both (no torch until a McNemar test is asked for).
+- :mod:`~lessons_lib.evaluation.translation` — BLEU and chrF with sacreBLEU's signatures, BLEU from
+  integer sentence statistics, and the paired bootstrap over test sentences (no torch).
 """
