@@ -15,6 +15,7 @@ from nbformat.v4 import new_code_cell, new_notebook
 
 from lessons_lib.course.assignments import (
     BEGIN_SOLUTION,
+    GRADING_CELL_SECONDS,
     build_nbgrader_course,
     build_student_version,
     build_workspace,
@@ -25,7 +26,7 @@ from lessons_lib.course.assignments import (
 )
 from lessons_lib.grader.grading import grade_submissions, graded_exercises, score_exercises
 from lessons_lib.errors import CourseInputError
-from lessons_lib.course.notebooks import notebook_parameters
+from lessons_lib.course.notebooks import METADATA_KEY, notebook_parameters, read_notebook
 from lessons_lib.exercises import FAIL_MARK, NOT_DONE_MARK, PASS_MARK
 from lessons_lib.paths import NOTEBOOKS_DIR
 from lesson_runs import PERTURBED, STUDENT_RUN_PARAMETERS, execute_allowing_errors, one_worker
@@ -277,6 +278,18 @@ def test_nbgrader_course_refuses_a_non_empty_folder_unless_forced(tmp_path):
     assert (tmp_path / "grades.csv").read_text(encoding="utf-8") == "kept"
     config = (tmp_path / "nbgrader_config.py").read_text(encoding="utf-8")
     assert str(tmp_path) not in config and "course_id" in config and "db_assignments" not in config
+
+
+def test_the_nbgrader_course_gives_a_cell_the_time_the_slowest_lesson_needs(tmp_path):
+    from nbgrader.preprocessors import Execute
+    from traitlets.config.loader import PyFileConfigLoader
+
+    build_nbgrader_course([FAST_LESSON], tmp_path)
+    config = PyFileConfigLoader("nbgrader_config.py", path=str(tmp_path)).load_config()
+    timeout = Execute(config=config).timeout  # what nbgrader's autograder will use
+    assert timeout == GRADING_CELL_SECONDS
+    slowest = max(read_notebook(p).metadata[METADATA_KEY]["wall_seconds"] for p in LESSONS)
+    assert timeout >= 1.5 * slowest, f"the slowest lesson takes {slowest} s on the machine it was executed on"
 
 
 def test_workspace_holds_the_student_version_and_never_overwrites_the_learners_work(tmp_path):

@@ -247,6 +247,10 @@ def add_nbgrader_metadata(nb: nbformat.NotebookNode, prefix: str) -> nbformat.No
 
 
 COURSE_ID = "attention-course"
+# The longest a lesson's cell may run when it is graded, by `lessons grade` and in the nbgrader
+# course alike: a lesson runs in at most ~6 minutes on 2 idle cores (each stamps its wall time), and
+# a grading machine is busy (nbgrader's own default, 30 s, interrupts lessons that train).
+GRADING_CELL_SECONDS = 600
 NBGRADER_CONFIG = '''# nbgrader configuration written by `lessons nbgrader-course`.
 import os
 
@@ -254,6 +258,8 @@ c = get_config()  # noqa: F821
 # The course folder is the one this file is in, wherever it is moved to.
 c.CourseDirectory.root = os.path.dirname(os.path.abspath(__file__))
 c.CourseDirectory.course_id = {course_id!r}
+# A cell may run {cell_seconds} s when autograded (the lessons that train need minutes, not nbgrader's 30 s).
+c.ExecutePreprocessor.timeout = {cell_seconds}
 '''
 
 
@@ -280,5 +286,5 @@ def build_nbgrader_course(paths: list[Path], course_dir: Path, force: bool = Fal
     with folder_lock(_make_folder(course_dir)):
         for path, nb in marked:
             _write_notebook(nb, course_dir / "source" / path.stem / path.name)
-        _write_file(course_dir / "nbgrader_config.py", NBGRADER_CONFIG.format(course_id=COURSE_ID))
+        _write_file(course_dir / "nbgrader_config.py", NBGRADER_CONFIG.format(course_id=COURSE_ID, cell_seconds=GRADING_CELL_SECONDS))
     return [path.stem for path, _ in marked]
