@@ -391,15 +391,45 @@ def test_unpairable_files_are_refused_naming_file_and_field(tmp_path, edits, mes
     assert message in line and "\n" not in line
 
 
-def test_the_command_refuses_calls_against_their_probabilities_in_one_line(tmp_path):
+def test_the_command_refuses_calls_against_their_probabilities_in_one_line(tmp_path, capsys):
+    from lessons_lib.cli import main
     flipped = [1 - c for c in _calls(TEST_LABELS, 60)]
     folder = _one_seed(tmp_path, learned={"runs__0__test_predictions": flipped, "runs__0__test_accuracy": 0.3})
-    done = subprocess.run([sys.executable, "-m", "lessons_lib.cli", "study", str(folder), "--partial"],
-                          capture_output=True, text=True, timeout=120)
+    assert main(["study", str(folder), "--partial"]) == 2
+    out, err = capsys.readouterr()
     path = folder / "f0.01" / "matchflags-learned-seed100.json"
-    assert done.returncode == 2 and done.stderr.startswith(f"error: {path}: runs[0] (learned, seed 100): "
-                                                            "test_predictions[0] is 0 but test_probabilities[0] is 0.8")
-    assert len(done.stderr.strip().splitlines()) == 1 and done.stdout == ""
+    assert err.startswith(f"error: {path}: runs[0] (learned, seed 100): test_predictions[0] is 0 but "
+                          "test_probabilities[0] is 0.8")
+    assert err.count("\n") == 1 and out == ""
+
+
+def test_a_fraction_or_seed_the_plan_does_not_name_is_refused_unless_the_folder_is_not_the_plans(tmp_path, capsys):
+    from lessons_lib.cli import main
+    from lessons_lib.syntax_bias.study import format_curve
+    folder = _study(tmp_path / "five", _gain_at_one_percent)
+    _study(folder, lambda f, a, s: 0, seeds={0.05: range(500, 503)})  # complete seeds at 5 %: not the plan's
+    with pytest.raises(CourseInputError) as error:
+        load_study(folder)
+    line = str(error.value)
+    assert line.startswith(f"{folder / 'f0.05' / 'matchflags-hard_mask-seed500.json'}: config.train_fraction 0.05 is "
+                           "not one of the plan's fractions (1 %, 3 %, 10 %, 30 %, 100 %")
+    assert line.endswith("--unplanned reads a folder that is not the plan's") and "\n" not in line
+    study = load_study(folder, unplanned=True)  # said to be another folder: read as before
+    assert study.fractions() == [0.01, 0.03, 0.05, 0.1] and "5 %" in format_curve(study)
+    # a seed the plan does not name at a planned fraction, even among complete seeds read with --partial
+    folder = _one_seed(tmp_path / "seed")
+    for arm in CURVE_ARMS:
+        _write(folder, 0.01, f"matchflags-{arm}-seed7", _result(0.01, arm, 7, 60))
+    with pytest.raises(CourseInputError, match=r"seed7\.json: runs\[0\]\.seed 7 is not one of the plan's seeds at 1 % "
+                                               r"\(100–109\); --unplanned"):
+        load_study(folder, partial=True)
+    assert load_study(folder, partial=True, unplanned=True).complete_seeds == {0.01: [7, 100]}
+    # the command: exit 2 and the one line; --unplanned reads it
+    assert main(["study", str(folder), "--partial"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and "seed 7 is not one of the plan's" in err and err.count("\n") == 1
+    assert main(["study", str(folder), "--partial", "--unplanned"]) == 0
+    assert "1 %: seeds 7, 100" in capsys.readouterr().out
 
 
 def test_two_files_for_one_run_and_a_missing_arm(tmp_path):

@@ -431,7 +431,22 @@ def _where_made(result: ExperimentResult) -> tuple:
     return p.get("code_commit"), p.get("device"), p.get("device_name")
 
 
-def load_study(folder: str | Path, expected_sha256: Mapping[str, str] | None = None, partial: bool = False) -> Study:
+def _check_planned(path: Path, run: StudyRun) -> None:
+    """One line naming the file when its fraction or seed is not one the plan names (:data:`PLAN_SEEDS`):
+    such a file would enter the curve and the tables beside the plan's runs as if it were one of them."""
+    if run.fraction not in PLAN_SEEDS:
+        planned = ", ".join(_fraction_name(f) for f in PLAN_SEEDS)
+        raise CourseInputError(f"{path}: config.train_fraction {run.fraction:g} is not one of the plan's fractions "
+                               f"({planned}; results/lcqmc/PLAN.md); --unplanned reads a folder that is not the plan's")
+    seeds = PLAN_SEEDS[run.fraction]
+    if run.seed not in seeds:
+        which = f"{seeds[0]}" if len(seeds) == 1 else f"{seeds[0]}–{seeds[-1]}"
+        raise CourseInputError(f"{path}: runs[0].seed {run.seed} is not one of the plan's seeds at "
+                               f"{_fraction_name(run.fraction)} ({which}); --unplanned reads a folder that is not the plan's")
+
+
+def load_study(folder: str | Path, expected_sha256: Mapping[str, str] | None = None, partial: bool = False,
+               unplanned: bool = False) -> Study:
     """Read every ``*.json`` under ``folder`` (curve and controls) into a :class:`Study`.
 
     Every file is read by :func:`~lessons_lib.syntax_bias.results.load_results` (calls, accuracies
@@ -445,6 +460,8 @@ def load_study(folder: str | Path, expected_sha256: Mapping[str, str] | None = N
     Args:
         partial: keep only the seeds of a fraction that have all of none, learned and hard_mask
             (taken in seed order); without it, a seed lacking one of them is refused.
+        unplanned: the folder is not the plan's: read fractions and seeds the plan does not name
+            (without it, a file at any other fraction or seed than :data:`PLAN_SEEDS` is refused).
     """
     folder = Path(folder)
     if not folder.is_dir():
@@ -460,6 +477,8 @@ def load_study(folder: str | Path, expected_sha256: Mapping[str, str] | None = N
         result = load_results(path, expected_sha256, first)
         first = first or (path, result)
         run = _read_run(path, result)
+        if not unplanned:
+            _check_planned(path, run)
         key = (run.fraction, run.seed)
         subset = subsets.setdefault(key, (result.data.train_subset_sha256, path))
         if subset[0] != result.data.train_subset_sha256:
