@@ -159,8 +159,10 @@ def test_welch_matches_scipy_with_the_rounded_down_df():
 
 def _t_two_sided_by_integration(t: float, df: int) -> float:
     """2 · P(T > |t|) by Simpson's rule on Student's density (independent of the library's series)."""
-    density = lambda x: (math.gamma((df + 1) / 2) / (math.sqrt(df * math.pi) * math.gamma(df / 2))
-                         * (1 + x * x / df) ** (-(df + 1) / 2))
+    def density(x: float) -> float:
+        return (math.gamma((df + 1) / 2) / (math.sqrt(df * math.pi) * math.gamma(df / 2))
+                * (1 + x * x / df) ** (-(df + 1) / 2))
+
     # substitute x = |t| + u / (1 − u) to reach infinity on [0, 1)
     n, total = 20000, 0.0
     for i in range(n + 1):
@@ -220,3 +222,10 @@ def test_detectable_mean_reproduces_the_plans_figures_and_a_simulation():
     assert detectable_mean(2 * se, 9) == pytest.approx(2 * detectable_mean(se, 9))
     with pytest.raises(CourseInputError, match="standard_error"):
         detectable_mean(-1.0, 9)
+
+
+def test_the_decision_rule_is_the_plans_p_at_most_alpha():
+    from lessons_lib.evaluation.significance import significant
+
+    assert significant(0.05, 0.05) and significant(0.0, 0.05)  # an adjusted p of exactly α is significant
+    assert not significant(0.0500001, 0.05) and not significant(float("nan"), 0.05)

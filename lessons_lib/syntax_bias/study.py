@@ -34,8 +34,8 @@ from lessons_lib.errors import CourseInputError
 from lessons_lib.evaluation.metrics import (accuracy_at_threshold, dev_tuned_threshold, label_one_share,
                                             mcnemar_exact, rank_auc)
 from lessons_lib.evaluation.significance import (detectable_mean, holm, mean_ci95, paired_t_p_value,
-                                                 relabelling_p_value, sign_flip_p_value, standard_error,
-                                                 welch_t_test)
+                                                 relabelling_p_value, sign_flip_p_value, significant,
+                                                 standard_error, welch_t_test)
 from lessons_lib.syntax_bias.grid import RANDOM_TREES, SCRAMBLED_WORDS, arm_name, pooled_interval
 from lessons_lib.syntax_bias.registry import BASELINE
 from lessons_lib.syntax_bias.results import ExperimentResult, format_p, load_results, results_paths
@@ -126,7 +126,7 @@ class StudyContrast:
 
     @property
     def significant(self) -> bool:
-        return self.holm_p <= ALPHA and self.sign != 0
+        return significant(self.holm_p, ALPHA) and self.sign != 0
 
     def verdict(self) -> str:
         if self.holm_p != self.holm_p:
@@ -683,7 +683,7 @@ def format_exact_and_bootstrap(study: Study) -> str:
         boot = study.bootstrap(c)
         interval = "—" if boot is None else f"{boot[0]:+.4f} [{boot[1]:+.4f}, {boot[2]:+.4f}]"
         disagree = ""
-        if c.p_value == c.p_value and c.exact_p == c.exact_p and (c.p_value <= ALPHA) != (c.exact_p <= ALPHA):
+        if c.p_value == c.p_value and c.exact_p == c.exact_p and significant(c.p_value, ALPHA) != significant(c.exact_p, ALPHA):
             disagree = "  (t and exact disagree at 0.05)"
         outside = "" if c.fraction in PRIMARY_FRACTIONS or c.fraction is None else "  (not in the family)"
         lines.append(f"{c.name:<{width}} {_p(c.p_value):>7} {_p(c.exact_p):>7}  {interval}{disagree}{outside}")
