@@ -484,6 +484,24 @@ def test_a_cached_parse_edited_on_disk_is_an_error_naming_the_cache(prepared, tm
     assert "do not spell the text" in err and "Traceback" not in err
 
 
+def test_a_cached_parse_replaced_by_another_valid_tree_is_an_error_naming_the_cache(prepared, tmp_path, capsys):
+    cache = tmp_path / "cache"
+    assert main(["preparse", "--data-dir", prepared["tiny_data"], "--cache-dir", str(cache)]) == 0
+    capsys.readouterr()
+    with sqlite3.connect(cache / "parses.sqlite") as db:
+        key, parse = next((key, json.loads(blob)) for key, blob in db.execute("SELECT key, parse FROM parses")
+                          if len(json.loads(blob)["words"]) > 1)
+        root = parse["heads"].index(-1)
+        moved = 1 if root == 0 else 0  # another word becomes the root; the old root hangs from it: still one tree
+        parse["heads"] = [-1 if i == moved else moved if i == root else h for i, h in enumerate(parse["heads"])]
+        db.execute("UPDATE parses SET parse = ? WHERE key = ?", (json.dumps(parse, ensure_ascii=False), key))
+    db.close()
+    code, err = _run(["preparse", "--data-dir", prepared["tiny_data"], "--cache-dir", str(cache)], capsys)
+    assert code == 2 and f"parse cache {cache / 'parses.sqlite'}, entry for {parse['text']!r}" in err, err
+    assert "not the one written under its key" in err and "Traceback" not in err
+    assert len([line for line in err.splitlines() if line.strip()]) == 1, err
+
+
 def test_a_run_folder_that_cannot_be_written_is_named(tmp_path, capsys):
     """A run folder where the checkpoint's temporary file is a folder: the save fails, naming the file."""
     out = tmp_path / "run"

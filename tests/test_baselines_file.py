@@ -73,3 +73,28 @@ def test_the_shipped_real_lcqmc_training_runs_are_lcqmcs_and_hold_no_text():
         assert 1 <= len(record["epochs"]) <= record["train_config"]["epochs"]
         text = (folder / "metrics.json").read_text(encoding="utf-8")
         assert not any("\u4e00" <= ch <= "\u9fff" for ch in text)
+
+
+@pytest.mark.parametrize("keys, value, message", [
+    (("jaccard", "test_accuracy"), float("nan"), "jaccard.test_accuracy is nan, not a number in [0, 1]"),
+    (("jaccard", "test_accuracy"), "0.9", "jaccard.test_accuracy is '0.9', not a number in [0, 1]"),
+    (("majority", "dev_accuracy"), 7.5, "majority.dev_accuracy is 7.5, not a number in [0, 1]"),
+    (("majority", "test_accuracy"), True, "majority.test_accuracy is True, not a number in [0, 1]"),
+    (("majority", "label"), 2, "majority.label is 2, not 0 or 1"),
+    (("jaccard", "threshold"), float("inf"), "jaccard.threshold is inf, not a number in [-1, 1]"),
+    (("data", "pairs", "test"), 0, "data.pairs.test is 0, not a whole number of pairs above 0"),
+    (("test_jaccard_vs_majority", "only_jaccard_right"), -3, "test_jaccard_vs_majority.only_jaccard_right is -3"),
+    (("test_jaccard_vs_majority", "p_value"), 1.5, "test_jaccard_vs_majority.p_value is 1.5, not a number in [0, 1]"),
+])
+def test_a_number_the_course_does_not_write_is_refused_naming_file_and_key(tmp_path, keys, value, message):
+    record = json.loads(LCQMC_BASELINES_FILE.read_text(encoding="utf-8"))
+    target = record
+    for key in keys[:-1]:
+        target = target[key]
+    target[keys[-1]] = value
+    path = tmp_path / "baselines.json"
+    path.write_text(json.dumps(record), encoding="utf-8")  # NaN and Infinity as Python's json writes them
+    with pytest.raises(CourseInputError) as error:
+        load_baselines(path, expected_sha256=LCQMC_SHA256)
+    line = str(error.value)
+    assert line.startswith(f"{path}: {message}") and "\n" not in line, line

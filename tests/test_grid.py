@@ -238,6 +238,14 @@ def _edit_run(field: str, value):
     (_edit_run("test_predictions", lambda p: p[:-1]), f"runs[0] (none, seed 0): test_predictions has {N_TEST - 1} values for {N_TEST} test_labels"),
     (_edit_run("test_accuracy", 0.99), "runs[0] (none, seed 0): test_accuracy 0.99 disagrees with its test_predictions, which give 0.997500"),
     (lambda saved: saved["test_labels"].__setitem__(0, 2), "test_labels must be a list of 0 and 1"),
+    # pair 1 is called 0 (its label is 1, and the run is wrong on it): a P of 0.9 says the opposite
+    (_edit_run("test_probabilities", lambda _: [0.9 if i == 1 else float(y) for i, y in enumerate(LABELS)]),
+     "runs[0] (none, seed 0): test_predictions[1] is 0 but test_probabilities[1] is 0.9: the course calls 1 exactly "
+     "when P(label = 1) > 0.5"),
+    (_edit_run("test_probabilities", lambda _: [float("nan")] * N_TEST),
+     "runs[0] (none, seed 0): test_probabilities[0] is nan, not a probability in [0, 1]"),
+    (_edit_run("test_probabilities", lambda _: [0.5] * (N_TEST - 1)),
+     f"runs[0] (none, seed 0): test_probabilities has {N_TEST - 1} values for {N_TEST} labels"),
 ])
 def test_an_edited_results_file_is_refused_naming_the_file_and_field(tmp_path, capsys, edit, message):
     from lessons_lib.cli import main

@@ -221,3 +221,10 @@ def test_detectable_mean_reproduces_the_plans_figures_and_a_simulation():
     assert detectable_mean(2 * se, 9) == pytest.approx(2 * detectable_mean(se, 9))
     with pytest.raises(CourseInputError, match="standard_error"):
         detectable_mean(-1.0, 9)
+
+
+def test_the_decision_rule_is_the_plans_p_at_most_alpha():
+    from lessons_lib.evaluation.significance import significant
+
+    assert significant(0.05, 0.05) and significant(0.0, 0.05)  # an adjusted p of exactly α is significant
+    assert not significant(0.0500001, 0.05) and not significant(float("nan"), 0.05)

@@ -31,14 +31,18 @@ def _calls(labels, wrong: int, offset: int = 0) -> list[int]:
     return [1 - y if offset <= i < offset + wrong else y for i, y in enumerate(labels)]
 
 
+def _probabilities(calls) -> list[float]:
+    """P(label = 1) that agrees with each 0/1 call (1 exactly when P > 0.5), as the course writes them."""
+    return [0.8 if c == 1 else 0.2 for c in calls]
+
+
 def _result(fraction, variant, seed, wrong, dev_wrong=10, bias=0.5, parser_noise=0.0, scramble=False, **edit):
     """A study file: one run, wrong on ``wrong`` test pairs (the first ones)."""
     test_calls, dev_calls = _calls(TEST_LABELS, wrong), _calls(DEV_LABELS, dev_wrong)
-    prob = lambda calls: [0.8 if c == 1 else 0.2 for c in calls]
     epochs = [EpochRecord(1, 0.5, 0.5, None, 1.0, bias if variant == "learned" else None)]
     run = RunRecord(variant, seed, 1 - dev_wrong / N_DEV, 1 - wrong / N_TEST, 0.5, 0.5, epochs, test_calls,
-                    chosen_epoch=1, optimizer_steps=10, dev_predictions=dev_calls, dev_probabilities=prob(dev_calls),
-                    test_probabilities=prob(test_calls))
+                    chosen_epoch=1, optimizer_steps=10, dev_predictions=dev_calls, dev_probabilities=_probabilities(dev_calls),
+                    test_probabilities=_probabilities(test_calls))
     data = DataSummary("argument", "lcqmc", 10, 1000, N_DEV, N_TEST, 50, 10, parser_noise, dict(PAIRS),
                        train_subset_sha256=f"{fraction}-{seed}", word_boundaries_kept=0.4 if scramble else None)
     config = ExperimentConfig(variants=[variant], seeds=[seed], train_fraction=fraction, subset_seed=seed,
@@ -156,7 +160,10 @@ def test_equal_counts_give_p_zero_or_one_from_integers(tmp_path):
 def test_partly_when_only_the_difference_of_differences_holds(tmp_path):
     # 1 %: a noisy gain of +1 pair on average (not significant); 10 %: a steady loss of about 5.6 pairs
     noisy = [5, -3, 4, -2, 3, -1, 4, -3, 2, 1]
-    gain = lambda f, a, s: noisy[s - 100] if f == 0.01 else (-6 + (s % 2) if f == 0.1 else 0)
+
+    def gain(f, a, s):
+        return noisy[s - 100] if f == 0.01 else (-6 + (s % 2) if f == 0.1 else 0)
+
     contrasts = load_study(_study(tmp_path, gain)).primary()
     by_name = {c.name: c for c in contrasts}
     assert not by_name["learned − none at 1 %"].significant
@@ -240,8 +247,9 @@ def test_a43_reads_the_full_split_beside_the_ten_percent_seeds(tmp_path):
     assert format_a43(load_study(folder)).startswith("A43: no full-split runs")
     # seed 0 on the whole split: learned right on 4 pairs none gets wrong, wrong on 1 it gets right
     _write(folder, 1.0, "matchflags-none-seed0", _result(1.0, "none", 0, 60))
+    calls = _calls(TEST_LABELS, 1, offset=70)[:4] + _calls(TEST_LABELS, 57, offset=4)[4:]
     _write(folder, 1.0, "matchflags-learned-seed0", _result(1.0, "learned", 0, 57, dev_wrong=8, **{
-        "runs__0__test_predictions": _calls(TEST_LABELS, 1, offset=70)[:4] + _calls(TEST_LABELS, 57, offset=4)[4:]}))
+        "runs__0__test_predictions": calls, "runs__0__test_probabilities": _probabilities(calls)}))
     _write(folder, 1.0, "matchflags-hard_mask-seed0", _result(1.0, "hard_mask", 0, 60))
     study = load_study(folder)
     lines = format_a43(study).splitlines()
@@ -288,6 +296,7 @@ def test_controls_at_the_largest_dev_gain(tmp_path):
         path = folder / "f0.03" / f"matchflags-hard_mask-seed{seed}.json"
         blob = json.loads(path.read_text())
         blob["runs"][0]["dev_predictions"] = _calls(DEV_LABELS, 6)
+        blob["runs"][0]["dev_probabilities"] = _probabilities(_calls(DEV_LABELS, 6))
         blob["runs"][0]["dev_accuracy"] = 1 - 6 / N_DEV
         path.write_text(json.dumps(blob))
         controls = folder / "controls"
@@ -362,6 +371,16 @@ def _one_seed(folder, **edits):
     ({"learned": {"test_labels": [1 - y for y in TEST_LABELS]}}, "test_labels differ"),
     ({"learned": {"dev_labels": [1 - y for y in DEV_LABELS]}}, "dev_labels differ"),
     ({"learned": {"config__subset_seed": 7}}, "config.subset_seed"),
+    # probabilities turned round against unchanged calls (AUC below 0.5): pair 0 is called 1 with P 0.2
+    ({"learned": {"runs__0__test_probabilities": _probabilities(1 - c for c in _calls(TEST_LABELS, 60))}},
+     "test_predictions[0] is 1 but test_probabilities[0] is 0.2: the course calls 1 exactly when P(label = 1) > 0.5"),
+    # calls turned round with their accuracy recomputed, the probabilities left saying the opposite
+    ({"learned": {"runs__0__test_predictions": [1 - c for c in _calls(TEST_LABELS, 60)], "runs__0__test_accuracy": 0.3}},
+     "test_predictions[0] is 0 but test_probabilities[0] is 0.8"),
+    ({"learned": {"runs__0__dev_probabilities": _probabilities(1 - c for c in _calls(DEV_LABELS, 10))}},
+     "dev_predictions[0] is 1 but dev_probabilities[0] is 0.2"),
+    ({"learned": {"runs__0__dev_probabilities": [-0.1] * N_DEV}}, "dev_probabilities[0] is -0.1, not a probability"),
+    ({"learned": {"runs__0__test_probabilities": ["0.5"] * N_TEST}}, "test_probabilities[0] is '0.5', not a probability"),
 ])
 def test_unpairable_files_are_refused_naming_file_and_field(tmp_path, edits, message):
     folder = _one_seed(tmp_path, **edits)
@@ -370,6 +389,47 @@ def test_unpairable_files_are_refused_naming_file_and_field(tmp_path, edits, mes
     line = str(error.value)
     assert line.startswith(str(folder / "f0.01" / "matchflags-learned-seed100.json")), line
     assert message in line and "\n" not in line
+
+
+def test_the_command_refuses_calls_against_their_probabilities_in_one_line(tmp_path, capsys):
+    from lessons_lib.cli import main
+    flipped = [1 - c for c in _calls(TEST_LABELS, 60)]
+    folder = _one_seed(tmp_path, learned={"runs__0__test_predictions": flipped, "runs__0__test_accuracy": 0.3})
+    assert main(["study", str(folder), "--partial"]) == 2
+    out, err = capsys.readouterr()
+    path = folder / "f0.01" / "matchflags-learned-seed100.json"
+    assert err.startswith(f"error: {path}: runs[0] (learned, seed 100): test_predictions[0] is 0 but "
+                          "test_probabilities[0] is 0.8")
+    assert err.count("\n") == 1 and out == ""
+
+
+def test_a_fraction_or_seed_the_plan_does_not_name_is_refused_unless_the_folder_is_not_the_plans(tmp_path, capsys):
+    from lessons_lib.cli import main
+    from lessons_lib.syntax_bias.study import format_curve
+    folder = _study(tmp_path / "five", _gain_at_one_percent)
+    _study(folder, lambda f, a, s: 0, seeds={0.05: range(500, 503)})  # complete seeds at 5 %: not the plan's
+    with pytest.raises(CourseInputError) as error:
+        load_study(folder)
+    line = str(error.value)
+    assert line.startswith(f"{folder / 'f0.05' / 'matchflags-hard_mask-seed500.json'}: config.train_fraction 0.05 is "
+                           "not one of the plan's fractions (1 %, 3 %, 10 %, 30 %, 100 %")
+    assert line.endswith("--unplanned reads a folder that is not the plan's") and "\n" not in line
+    study = load_study(folder, unplanned=True)  # said to be another folder: read as before
+    assert study.fractions() == [0.01, 0.03, 0.05, 0.1] and "5 %" in format_curve(study)
+    # a seed the plan does not name at a planned fraction, even among complete seeds read with --partial
+    folder = _one_seed(tmp_path / "seed")
+    for arm in CURVE_ARMS:
+        _write(folder, 0.01, f"matchflags-{arm}-seed7", _result(0.01, arm, 7, 60))
+    with pytest.raises(CourseInputError, match=r"seed7\.json: runs\[0\]\.seed 7 is not one of the plan's seeds at 1 % "
+                                               r"\(100–109\); --unplanned"):
+        load_study(folder, partial=True)
+    assert load_study(folder, partial=True, unplanned=True).complete_seeds == {0.01: [7, 100]}
+    # the command: exit 2 and the one line; --unplanned reads it
+    assert main(["study", str(folder), "--partial"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and "seed 7 is not one of the plan's" in err and err.count("\n") == 1
+    assert main(["study", str(folder), "--partial", "--unplanned"]) == 0
+    assert "1 %: seeds 7, 100" in capsys.readouterr().out
 
 
 def test_two_files_for_one_run_and_a_missing_arm(tmp_path):

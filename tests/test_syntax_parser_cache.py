@@ -184,3 +184,36 @@ def test_a_stored_parse_is_checked_when_read():
                             ({"text": "学"}, "not a stored parse")):
         with pytest.raises(CourseInputError, match=message):
             Parse.from_json(broken, where="cache entry")
+
+
+def test_an_entry_is_checked_against_its_key_and_an_entry_without_a_digest_is_parsed_again(tmp_path):
+    import json
+    import sqlite3
+
+    text = "怎么学"
+    parse = Parse(text, ("怎么", "学"), (1, -1), ("advmod", "root"))
+    with ParseCache(tmp_path, "p", "1") as cache:
+        cache.put_many([parse])
+        assert cache.get(text) == parse
+    # another valid tree for the same text, written in place of the parse: every other check passes
+    other = json.dumps(Parse(text, ("怎么", "学"), (-1, 0), ("root", "obj")).to_json(), ensure_ascii=False)
+    with sqlite3.connect(tmp_path / "parses.sqlite") as db:
+        db.execute("UPDATE parses SET parse = ? WHERE key = ?", (other, cache_key(text, "p", "1")))
+    with ParseCache(tmp_path, "p", "1") as cache:
+        with pytest.raises(CourseInputError) as error:
+            cache.get(text)
+    line = str(error.value)
+    assert line.startswith(f"parse cache {tmp_path / 'parses.sqlite'}, entry for {text!r}: its parse is not the one "
+                           "written under its key") and "delete the cache file" in line and "\n" not in line
+    # a cache written before entries carried a digest: its entries are misses, parsed again and written with one
+    old = tmp_path / "old"
+    old.mkdir()
+    with sqlite3.connect(old / "parses.sqlite") as db:
+        db.execute("CREATE TABLE parses (key TEXT PRIMARY KEY, parser TEXT NOT NULL, version TEXT NOT NULL, "
+                   "text TEXT NOT NULL, parse TEXT NOT NULL)")
+        db.execute("INSERT INTO parses VALUES (?, ?, ?, ?, ?)", (cache_key(text, "p", "1"), "p", "1", text, other))
+    db.close()
+    with ParseCache(old, "p", "1") as cache:
+        assert cache.get(text) is None and len(cache) == 1
+        cache.put_many([parse])
+        assert cache.get(text) == parse and len(cache) == 1

@@ -18,6 +18,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_expect_argument(p)
     p.add_argument("--partial", action="store_true",
                    help="read only the seeds that have none, learned and hard_mask (every printout says 'partial')")
+    p.add_argument("--unplanned", action="store_true",
+                   help="the folder is not the plan's: read fractions and seeds results/lcqmc/PLAN.md does not name "
+                        "(without it such a file is refused)")
     p.set_defaults(handler=run_study_command)
 
 
@@ -26,7 +29,8 @@ def run_study_command(args: argparse.Namespace) -> int:
     from lessons_lib.syntax_bias.study import (format_a43, format_a48, format_controls, format_curve, format_power,
                                               format_secondary, load_study)
 
-    study = load_study(args.folder, LCQMC_SHA256 if args.expect == "lcqmc" else None, partial=args.partial)
+    study = load_study(args.folder, LCQMC_SHA256 if args.expect == "lcqmc" else None, partial=args.partial,
+                       unplanned=args.unplanned)
     for title, text in (("curve", format_curve(study)), ("primary", format_a48(study)),
                         ("power at the spread measured", format_power(study)),
                         ("secondary, descriptive", format_secondary(study)), ("controls", format_controls(study)),

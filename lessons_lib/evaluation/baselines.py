@@ -19,6 +19,7 @@ a model's predictions can be read against them with the exact McNemar test
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping, Sequence
@@ -175,15 +176,51 @@ def save_baselines(baselines: Baselines, path: str | Path, pairs_sha256: Mapping
     return record_written(path, json.dumps(record, indent=1, ensure_ascii=False) + "\n")
 
 
+def _is_number(value) -> bool:
+    # bool is an int to Python, and "0.9" converts with float(): neither is a number written by the course
+    return type(value) in (int, float) and math.isfinite(value)
+
+
+def _is_count(value) -> bool:
+    return type(value) is int and value >= 0
+
+
+# Every number of a baselines file: (its keys, whether a value is one the course writes, what it must be).
+_NUMBERS = (
+    *((("data", "pairs", split), lambda v: _is_count(v) and v > 0, "a whole number of pairs above 0")
+      for split in EVAL_SPLITS),
+    (("majority", "label"), lambda v: type(v) is int and v in (0, 1), "0 or 1"),
+    *(((name, f"{split}_accuracy"), lambda v: _is_number(v) and 0 <= v <= 1, "a number in [0, 1]")
+      for name in ("majority", "jaccard") for split in EVAL_SPLITS),
+    # the rule's candidates are -1 (every pair "same") and Jaccard overlaps, which lie in [0, 1]
+    (("jaccard", "threshold"), lambda v: _is_number(v) and -1 <= v <= 1, "a number in [-1, 1]"),
+    (("test_jaccard_vs_majority", "only_jaccard_right"), _is_count, "a whole number of pairs"),
+    (("test_jaccard_vs_majority", "only_majority_right"), _is_count, "a whole number of pairs"),
+    (("test_jaccard_vs_majority", "p_value"), lambda v: _is_number(v) and 0 <= v <= 1, "a number in [0, 1]"),
+)
+
+
+def _check_numbers(path: Path, record: dict) -> None:
+    """One line naming the file and the key of the first number that is not one :func:`save_baselines` writes."""
+    for keys, valid, expected in _NUMBERS:
+        value = record
+        for key in keys:
+            value = value[key]
+        if not valid(value):
+            raise CourseInputError(f"{path}: {'.'.join(keys)} is {value!r}, not {expected}")
+
+
 def load_baselines(path: str | Path, expected_sha256: Mapping[str, str] | None = None) -> dict:
-    """Read a file of :func:`save_baselines`; with ``expected_sha256``, refuse one made on other pairs."""
+    """Read a file of :func:`save_baselines`; refuse, in one line naming the file and the key, a
+    number that is not one it writes (NaN, a string, an accuracy above 1); with ``expected_sha256``,
+    refuse one made on other pairs."""
     path = Path(path)
     try:
         record = json.loads(path.read_text(encoding="utf-8"))
         found = record["data"]["pairs_sha256"]
-        for name in ("majority", "jaccard"):
-            for split in EVAL_SPLITS:
-                float(record[name][f"{split}_accuracy"])
+        _check_numbers(path, record)
+    except CourseInputError:  # a ValueError too, but already the one line naming file and key
+        raise
     except (OSError, UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError, ValueError) as error:
         raise CourseInputError(f"{path}: not a baselines file of `lessons baseline --out` ({error})") from None
     if expected_sha256 is not None:

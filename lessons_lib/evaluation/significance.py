@@ -70,6 +70,7 @@ __all__ = [
     "holm",
     "WelchTest",
     "welch_t_test",
+    "significant",
     "t_test_power",
     "detectable_mean",
     "sign_flip_p_value",
@@ -169,6 +170,13 @@ def holm(p_values: Sequence[float]) -> list[float]:
         running = max(running, min(1.0, (len(p_values) - rank) * p_values[i]))
         adjusted[i] = running
     return adjusted
+
+
+def significant(p_value: float, alpha: float) -> bool:
+    """The course's one decision rule for a (possibly Holm-adjusted) p: significant when p ≤ ``alpha``,
+    as the data-size study's plan fixes it (results/lcqmc/PLAN.md: "significant when its Holm
+    adjusted p ≤ 0.05"). A NaN p (a test that could not be made) is never significant."""
+    return p_value <= alpha  # False for NaN: every comparison with NaN is
 
 
 @dataclass(frozen=True)

@@ -7,8 +7,12 @@ version from :func:`lessons_lib.syntax.parser.parser_identity` includes a finger
 the parser's weights, so a retrained or different parser never reads another parser's
 parses: its lookups miss and it parses again (invalidation). Old entries stay until
 :meth:`ParseCache.prune` removes them. Every entry read is checked (its words spell its
-text, its heads form one tree): an entry edited or damaged on disk is an error naming the
-cache file, never a silently wrong parse; so is a file that is not an SQLite database.
+text, its heads form one tree, and its parse is the one written under its key: each entry
+stores :func:`entry_digest` of its key and parse, so another valid tree put in its place is
+caught too): an entry edited or damaged on disk is an error naming the cache file, never a
+silently wrong parse; so is a file that is not an SQLite database. An entry written before
+digests were stored has none to be checked against: it is read as a miss, parsed again and
+written with its digest.
 """
 
 from __future__ import annotations
@@ -37,6 +41,12 @@ PARSE_BATCH_SIZE = 256
 def cache_key(text: str, parser_name: str, parser_version: str) -> str:
     """SHA-256 hex digest of parser name, version and text (NUL-separated)."""
     return hashlib.sha256(f"{parser_name}\0{parser_version}\0{text}".encode("utf-8")).hexdigest()
+
+
+def entry_digest(key: str, blob: str) -> str:
+    """SHA-256 hex digest of an entry's key and its stored parse (NUL-separated): the entry's check
+    against its key, so that a parse edited on disk (even into another valid tree) is refused."""
+    return hashlib.sha256(f"{key}\0{blob}".encode("utf-8")).hexdigest()
 
 
 def _database_problem(path: Path, error: sqlite3.Error) -> str:
@@ -76,8 +86,11 @@ class ParseCache:
             self._db = sqlite3.connect(self.path)
             self._db.execute(
                 "CREATE TABLE IF NOT EXISTS parses (key TEXT PRIMARY KEY, parser TEXT NOT NULL, "
-                "version TEXT NOT NULL, text TEXT NOT NULL, parse TEXT NOT NULL)"
+                "version TEXT NOT NULL, text TEXT NOT NULL, parse TEXT NOT NULL, digest TEXT)"
             )
+            columns = {row[1] for row in self._db.execute("PRAGMA table_info(parses)")}
+            if "digest" not in columns:  # a cache written before entries carried their digest
+                self._db.execute("ALTER TABLE parses ADD COLUMN digest TEXT")
             self._db.commit()
 
     @contextlib.contextmanager
@@ -113,14 +126,17 @@ class ParseCache:
             chunk = keys[start : start + 500]
             with self._database_errors():
                 rows = self._db.execute(
-                    f"SELECT key, parse FROM parses WHERE key IN ({','.join('?' * len(chunk))})", chunk
+                    f"SELECT key, parse, digest FROM parses WHERE key IN ({','.join('?' * len(chunk))})", chunk
                 ).fetchall()
-            for key, blob in rows:
-                found[wanted[key]] = self._entry(wanted[key], blob)
+            for key, blob, digest in rows:
+                if digest is None:  # written before entries carried a digest: nothing to check it against
+                    continue  # a miss: parsed again, and written with its digest
+                found[wanted[key]] = self._entry(wanted[key], key, blob, digest)
         return found
 
-    def _entry(self, text: str, blob: str) -> Parse:
-        """The stored parse of ``text``, checked: it must be this text's, spelled by its words, one tree."""
+    def _entry(self, text: str, key: str, blob: str, digest: str) -> Parse:
+        """The stored parse of ``text``, checked: it must be this text's, spelled by its words, one tree,
+        and the very parse written under ``key`` (its :func:`entry_digest`)."""
         where = f"parse cache {self.path}, entry for {text!r}"
         try:
             data = json.loads(blob)
@@ -129,6 +145,9 @@ class ParseCache:
         parse = Parse.from_json(data if isinstance(data, dict) else {}, where=where)
         if parse.text != text:  # a hash collision, or an edited entry
             raise CourseInputError(f"{where}: holds {parse.text!r}; delete the cache file and parse again")
+        if digest != entry_digest(key, blob):  # e.g. another valid tree written in its place
+            raise CourseInputError(f"{where}: its parse is not the one written under its key (the digest stored "
+                                   "with it differs): edited or damaged on disk; delete the cache file and parse again")
         return parse
 
     def get(self, text: str) -> Parse | None:
@@ -136,10 +155,13 @@ class ParseCache:
 
     def put_many(self, parses: Iterable[Parse]) -> int:
         """Store parses (replacing entries with the same key); returns how many."""
-        rows = [(self._key(p.text), self.parser_name, self.parser_version, p.text,
-                 json.dumps(p.to_json(), ensure_ascii=False)) for p in parses]
+        rows = []
+        for p in parses:
+            key, blob = self._key(p.text), json.dumps(p.to_json(), ensure_ascii=False)
+            rows.append((key, self.parser_name, self.parser_version, p.text, blob, entry_digest(key, blob)))
         with self._database_errors():
-            self._db.executemany("INSERT OR REPLACE INTO parses VALUES (?, ?, ?, ?, ?)", rows)
+            self._db.executemany("INSERT OR REPLACE INTO parses (key, parser, version, text, parse, digest) "
+                                 "VALUES (?, ?, ?, ?, ?, ?)", rows)
             self._db.commit()
         return len(rows)
 

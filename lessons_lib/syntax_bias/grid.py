@@ -29,21 +29,19 @@ seed is not yet such a claim.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Mapping, Sequence
 
 import numpy as np
 
 from lessons_lib.errors import CourseInputError
-from lessons_lib.pairs.data import check_pairs_sha256
 from lessons_lib.evaluation.significance import NO_DIFFERENCE, better, holm, mcnemar_p_value, mean_ci95, paired_t_p_value
 from lessons_lib.syntax_bias.registry import BASELINE, VARIANTS, options_for, variant
-from lessons_lib.syntax_bias.results import ExperimentResult, Spread, format_p, format_spread, spread
+from lessons_lib.syntax_bias.results import ExperimentResult, Spread, format_p, format_spread, load_results, spread
 
 __all__ = ["CONTRASTS", "RANDOM_TREES", "SCRAMBLED_WORDS", "GridRun", "PairedDifference", "Contrast", "Grid", "arm_name",
-           "load_grid", "check_pairs", "check_runs",
+           "load_grid",
            "bootstrap_sums", "pooled_interval", "verdict", "SeedLevel", "seed_level_verdicts"]
 
 RANDOM_TREES = "random trees"
@@ -217,63 +215,15 @@ def seed_level_verdicts(contrasts: Sequence["Contrast"]) -> list[SeedLevel]:
     return out
 
 
-def check_pairs(path: Path, result: ExperimentResult, expected_sha256: Mapping[str, str] | None,
-                 first: tuple[Path, ExperimentResult] | None) -> None:
-    """One line naming the file when its pairs are not those expected, or not those of the first file."""
-    found = result.data.pairs_sha256
-    if not found or not result.test_labels:
-        raise CourseInputError(f"{path}: these results record no SHA-256 of their pairs or no test labels "
-                               "(written by an older course); run its command again")
-    if expected_sha256 is not None:
-        check_pairs_sha256(path, found, expected_sha256)
-    if first is not None:
-        first_path, first_result = first
-        if found != first_result.data.pairs_sha256:
-            raise CourseInputError(f"{path}: made on other pairs than {first_path}")
-        for name in ("train_fraction", "subset_seed"):
-            if getattr(result.config, name) != getattr(first_result.config, name):
-                raise CourseInputError(f"{path}: {name} {getattr(result.config, name)} differs from "
-                                       f"{getattr(first_result.config, name)} in {first_path}")
-
-
-# How far a recorded test accuracy may be from the one its predictions give: float32 rounding (~1e-7),
-# far below one changed prediction (1 / the test pairs, 8e-5 on LCQMC's 12,500).
-_ACCURACY_TOLERANCE = 1e-6
-
-
-def _is_binary(values: Any) -> bool:
-    return isinstance(values, list) and all(type(v) is int and v in (0, 1) for v in values)
-
-
-def _is_accuracy(value: Any) -> bool:
-    return type(value) in (int, float) and math.isfinite(value) and 0.0 <= value <= 1.0
-
-
-def check_runs(path: Path, result: ExperimentResult) -> None:
-    """One line naming the file and field when the labels, predictions or accuracies cannot be a run's.
-
-    Raises:
-        CourseInputError: a label or prediction not 0/1, predictions not one per test pair, an
-            accuracy that is not a number in [0, 1] (NaN, inf) or that its predictions contradict.
-    """
-    labels = result.test_labels
-    if not _is_binary(labels):
-        raise CourseInputError(f"{path}: test_labels must be a list of 0 and 1")
-    for index, run in enumerate(result.runs):
-        where = f"{path}: runs[{index}] ({run.variant}, seed {run.seed})"
-        for name in ("dev_accuracy", "test_accuracy"):
-            if not _is_accuracy(getattr(run, name)):
-                raise CourseInputError(f"{where}: {name} {getattr(run, name)!r} is not a number in [0, 1]")
-        if not _is_binary(run.test_predictions):
-            raise CourseInputError(f"{where}: test_predictions must be a list of 0 and 1")
-        if len(run.test_predictions) != len(labels):
-            raise CourseInputError(f"{where}: test_predictions has {len(run.test_predictions)} values for "
-                                   f"{len(labels)} test_labels")
-        if labels:
-            accuracy = sum(p == y for p, y in zip(run.test_predictions, labels)) / len(labels)
-            if abs(accuracy - run.test_accuracy) > _ACCURACY_TOLERANCE:
-                raise CourseInputError(f"{where}: test_accuracy {run.test_accuracy} disagrees with its "
-                                       f"test_predictions, which give {accuracy:.6f}")
+def _check_same_subset(path: Path, result: ExperimentResult, first: tuple[Path, ExperimentResult] | None) -> None:
+    """One line naming the file when it trained on another subset than the first file (a grid reads one)."""
+    if first is None:
+        return
+    first_path, first_result = first
+    for name in ("train_fraction", "subset_seed"):
+        if getattr(result.config, name) != getattr(first_result.config, name):
+            raise CourseInputError(f"{path}: {name} {getattr(result.config, name)} differs from "
+                                   f"{getattr(first_result.config, name)} in {first_path}")
 
 
 def load_grid(paths: Sequence[str | Path], expected_sha256: Mapping[str, str] | None = None) -> "Grid":
@@ -290,9 +240,8 @@ def load_grid(paths: Sequence[str | Path], expected_sha256: Mapping[str, str] | 
     recipes: dict[str, tuple[Path, dict]] = {}
     first = None
     for path in map(Path, paths):
-        result = ExperimentResult.load(path)
-        check_pairs(path, result, expected_sha256, first)
-        check_runs(path, result)
+        result = load_results(path, expected_sha256, first)
+        _check_same_subset(path, result, first)
         first = first or (path, result)
         recipe, options = result.config.preset, {"model": result.config.model, "train": result.config.train}
         if recipes.setdefault(recipe, (path, options))[1] != options:

@@ -16,13 +16,15 @@ not, do not have, and it can leave [0, 1].
 from __future__ import annotations
 
 import json
+import math
 import statistics
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Mapping, Sequence
 
 from lessons_lib.errors import CourseInputError, file_errors
 from lessons_lib.files import BOOKKEEPING_NAMES
+from lessons_lib.pairs.data import check_pairs_sha256
 from lessons_lib.syntax_bias.config import ExperimentConfig
 from lessons_lib.syntax_bias.registry import BASELINE, VARIANTS
 
@@ -42,6 +44,8 @@ __all__ = [
     "format_spread",
     "format_p",
     "results_paths",
+    "load_results",
+    "check_results",
 ]
 
 
@@ -314,7 +318,8 @@ class ExperimentResult:
 
     @classmethod
     def load(cls, path: str | Path) -> "ExperimentResult":
-        """Read results written by :meth:`save`."""
+        """Parse results written by :meth:`save`: their shape only. :func:`load_results` reads a file
+        and checks what it says (every reader of results files goes through it)."""
         path = Path(path)
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
@@ -360,3 +365,133 @@ class ExperimentResult:
             cells = [summary.test_accuracy] + [summary.test_accuracy_by_buckets.get(s) for s in sources]
             lines.append(f"{name:<{width}}" + "".join(f" {'—' if c is None else format_spread(c):>32}" for c in cells))
         return "\n".join(lines)
+
+
+# --- reading a results file, checked: the one place every reader (the grid, the study) goes through
+
+# How far a recorded accuracy may be from the one its predictions give: float32 rounding (~1e-7),
+# far below one changed prediction (1 / the test pairs, 8e-5 on LCQMC's 12,500).
+ACCURACY_TOLERANCE = 1e-6
+
+
+def load_results(path: str | Path, expected_sha256: Mapping[str, str] | None = None,
+                 first: tuple[Path, "ExperimentResult"] | None = None) -> ExperimentResult:
+    """Read a file of ``lessons experiment`` and refuse, in one line naming the file and the field,
+    anything in it that cannot be what the course wrote (see :func:`check_results`).
+
+    Args:
+        expected_sha256: ``{"train": …, "dev": …, "test": …}`` its pairs must have (e.g.
+            :data:`lessons_lib.pairs.data.LCQMC_SHA256`); ``None``: any pairs.
+        first: ``(path, result)`` of the first file read with it: this one must share its pairs and labels.
+    """
+    path = Path(path)
+    result = ExperimentResult.load(path)
+    check_results(path, result, expected_sha256, first)
+    return result
+
+
+def check_results(path: Path, result: ExperimentResult, expected_sha256: Mapping[str, str] | None = None,
+                  first: tuple[Path, ExperimentResult] | None = None) -> None:
+    """Everything :func:`load_results` checks, on results already parsed.
+
+    Raises:
+        CourseInputError: no SHA-256 of the pairs or no test labels (an older course's file); pairs
+            other than ``expected_sha256`` or than ``first``'s, or other labels than ``first``'s; a
+            label or a call that is not 0/1; calls not one per label; an accuracy that is not a number
+            in [0, 1] or that its calls contradict; a probability outside [0, 1] (NaN, inf) or not one
+            per label; a call that disagrees with its probability (the course calls 1 exactly when
+            P(label = 1) > 0.5); a chosen epoch the run does not have; a table size that is not a number.
+    """
+    _check_pairs(path, result, expected_sha256, first)
+    for name in ("test_labels", "dev_labels"):
+        if not _is_binary(getattr(result, name)):
+            raise CourseInputError(f"{path}: {name} must be a list of 0 and 1")
+    for index, run in enumerate(result.runs):
+        _check_run(f"{path}: runs[{index}] ({run.variant}, seed {run.seed})", run, result)
+
+
+def _check_pairs(path: Path, result: ExperimentResult, expected_sha256: Mapping[str, str] | None,
+                 first: tuple[Path, ExperimentResult] | None) -> None:
+    found = result.data.pairs_sha256
+    if not found or not result.test_labels:
+        raise CourseInputError(f"{path}: these results record no SHA-256 of their pairs or no test labels "
+                               "(written by an older course); run its command again")
+    if expected_sha256 is not None:
+        check_pairs_sha256(path, found, expected_sha256)
+    if first is None:
+        return
+    first_path, first_result = first
+    if found != first_result.data.pairs_sha256:
+        raise CourseInputError(f"{path}: made on other pairs than {first_path} (data.pairs_sha256 differs)")
+    if result.test_labels != first_result.test_labels:
+        raise CourseInputError(f"{path}: test_labels differ from {first_path}'s")
+    if result.dev_labels and first_result.dev_labels and result.dev_labels != first_result.dev_labels:
+        raise CourseInputError(f"{path}: dev_labels differ from {first_path}'s")
+
+
+def _check_run(where: str, run: RunRecord, result: ExperimentResult) -> None:
+    """One run's accuracies, calls and probabilities against each other (see :func:`check_results`)."""
+    for name in ("dev_accuracy", "test_accuracy"):
+        if not _is_fraction(getattr(run, name)):
+            raise CourseInputError(f"{where}: {name} {getattr(run, name)!r} is not a number in [0, 1]")
+    _check_calls(where, "test", run.test_predictions, result.test_labels, run.test_accuracy)
+    if run.dev_predictions:  # files written before dev calls were kept have none
+        _check_calls(where, "dev", run.dev_predictions, result.dev_labels, run.dev_accuracy)
+    for split, calls, labels in (("dev", run.dev_predictions, result.dev_labels),
+                                 ("test", run.test_predictions, result.test_labels)):
+        probabilities = getattr(run, f"{split}_probabilities")
+        if probabilities:  # files written before probabilities were kept have none
+            _check_probabilities(where, split, probabilities, calls, labels)
+    chosen = run.chosen_epoch
+    if chosen is not None and (type(chosen) is not int or not 1 <= chosen <= len(run.epochs)):
+        raise CourseInputError(f"{where}: chosen_epoch {chosen!r} is not one of its {len(run.epochs)} epochs")
+    for index, epoch in enumerate(run.epochs):
+        if epoch.bias_max_abs is not None and not _is_number(epoch.bias_max_abs):
+            raise CourseInputError(f"{where}: epochs[{index}].bias_max_abs is {epoch.bias_max_abs!r}, not a number")
+
+
+def _check_calls(where: str, split: str, calls: Any, labels: list[int], recorded: float) -> None:
+    """0/1 calls, one per label, whose accuracy is the one recorded."""
+    name = f"{split}_predictions"
+    if not _is_binary(calls):
+        raise CourseInputError(f"{where}: {name} must be a list of 0 and 1")
+    if len(calls) != len(labels):
+        raise CourseInputError(f"{where}: {name} has {len(calls)} values for {len(labels)} {split}_labels")
+    accuracy = sum(c == y for c, y in zip(calls, labels)) / len(labels)
+    if abs(accuracy - recorded) > ACCURACY_TOLERANCE:
+        raise CourseInputError(f"{where}: {split}_accuracy {recorded} disagrees with its {name}, "
+                               f"which give {accuracy:.6f}")
+
+
+def _check_probabilities(where: str, split: str, probabilities: Any, calls: list[int], labels: list[int]) -> None:
+    """One P(label = 1) per label, each in [0, 1], and each call 1 exactly when its P > 0.5.
+
+    The course calls the larger of two logits (:func:`lessons_lib.evaluation.metrics.metrics_from_logits`),
+    which is P > 0.5; a P stored as exactly 0.5 may be either call (it is rounded to
+    :data:`PROBABILITY_DIGITS` decimals, and a tie of the logits calls 0), so only a call on the wrong
+    side of 0.5 contradicts its probability.
+    """
+    name = f"{split}_probabilities"
+    if not isinstance(probabilities, list) or len(probabilities) != len(labels):
+        count = len(probabilities) if isinstance(probabilities, list) else type(probabilities).__name__
+        raise CourseInputError(f"{where}: {name} has {count} values for {len(labels)} labels")
+    outside = next((i for i, p in enumerate(probabilities) if not _is_fraction(p)), None)
+    if outside is not None:
+        raise CourseInputError(f"{where}: {name}[{outside}] is {probabilities[outside]!r}, not a probability in [0, 1]")
+    for index, (p, call) in enumerate(zip(probabilities, calls)):
+        if (call == 1 and p < 0.5) or (call == 0 and p > 0.5):
+            raise CourseInputError(f"{where}: {split}_predictions[{index}] is {call} but {name}[{index}] is {p!r}: "
+                                   "the course calls 1 exactly when P(label = 1) > 0.5")
+
+
+def _is_binary(values: Any) -> bool:
+    return isinstance(values, list) and all(type(v) is int and v in (0, 1) for v in values)
+
+
+def _is_number(value: Any) -> bool:
+    return type(value) in (int, float) and math.isfinite(value)
+
+
+def _is_fraction(value: Any) -> bool:
+    """A finite number in [0, 1] (an accuracy, a probability); never a bool or a string."""
+    return _is_number(value) and 0.0 <= value <= 1.0

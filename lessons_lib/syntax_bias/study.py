@@ -34,11 +34,11 @@ from lessons_lib.errors import CourseInputError
 from lessons_lib.evaluation.metrics import (accuracy_at_threshold, dev_tuned_threshold, label_one_share,
                                             mcnemar_exact, rank_auc)
 from lessons_lib.evaluation.significance import (detectable_mean, holm, mean_ci95, paired_t_p_value,
-                                                 relabelling_p_value, sign_flip_p_value, standard_error,
-                                                 welch_t_test)
-from lessons_lib.syntax_bias.grid import RANDOM_TREES, SCRAMBLED_WORDS, arm_name, check_pairs, check_runs, pooled_interval
+                                                 relabelling_p_value, sign_flip_p_value, significant,
+                                                 standard_error, welch_t_test)
+from lessons_lib.syntax_bias.grid import RANDOM_TREES, SCRAMBLED_WORDS, arm_name, pooled_interval
 from lessons_lib.syntax_bias.registry import BASELINE
-from lessons_lib.syntax_bias.results import ExperimentResult, format_p, results_paths
+from lessons_lib.syntax_bias.results import ExperimentResult, format_p, load_results, results_paths
 
 __all__ = ["CURVE_ARMS", "PRIMARY_FRACTIONS", "StudyRun", "StudyContrast", "Study", "load_study", "a48_verdict",
            "control_target", "format_curve", "format_a48", "format_runs", "format_discrimination",
@@ -126,7 +126,7 @@ class StudyContrast:
 
     @property
     def significant(self) -> bool:
-        return self.holm_p <= ALPHA and self.sign != 0
+        return significant(self.holm_p, ALPHA) and self.sign != 0
 
     def verdict(self) -> str:
         if self.holm_p != self.holm_p:
@@ -277,7 +277,8 @@ class Study:
         """The test-pair bootstrap of a within-fraction contrast, the seeds held fixed (``None`` across fractions)."""
         if contrast.fraction is None:
             return None
-        stack = lambda arm: np.stack([self.run(contrast.fraction, arm, s).test_correct for s in contrast.seeds])
+        def stack(arm: str) -> np.ndarray:
+            return np.stack([self.run(contrast.fraction, arm, s).test_correct for s in contrast.seeds])
         return pooled_interval(stack(contrast.arm), stack(BASELINE))
 
     def dev_gain(self, fraction: float, arm: str) -> Fraction | None:
@@ -343,8 +344,12 @@ def a48_verdict(contrasts: Sequence[StudyContrast], arm: str = "learned") -> str
     dod = next((c for c in contrasts if c.arm == arm and c.fraction is None), None)
     if gain is None or dod is None:
         return "inconclusive"
-    positive = lambda c: c.significant and c.sign > 0
-    negative = lambda c: c.significant and c.sign < 0
+    def positive(c: StudyContrast) -> bool:
+        return c.significant and c.sign > 0
+
+    def negative(c: StudyContrast) -> bool:
+        return c.significant and c.sign < 0
+
     if positive(gain) and positive(dod):
         return "support"
     if negative(dod) or negative(gain):
@@ -357,22 +362,10 @@ def a48_verdict(contrasts: Sequence[StudyContrast], arm: str = "learned") -> str
 # --- reading the files
 
 
-def _is_probability(value) -> bool:
-    return type(value) in (int, float) and math.isfinite(value) and 0.0 <= value <= 1.0
-
-
-def _check_probabilities(where: str, name: str, values: list, labels: list) -> None:
-    if not values:
-        raise CourseInputError(f"{where}: {name} is missing (written by an older course); run its command again")
-    if len(values) != len(labels):
-        raise CourseInputError(f"{where}: {name} has {len(values)} values for {len(labels)} labels")
-    index = next((i for i, v in enumerate(values) if not _is_probability(v)), None)
-    if index is not None:
-        raise CourseInputError(f"{where}: {name}[{index}] is {values[index]!r}, not a probability in [0, 1]")
-
-
 def _read_run(path: Path, result: ExperimentResult) -> StudyRun:
-    """The one run of a study file, checked (see :func:`load_study`)."""
+    """The one run of a study file: what the plan asks of a file beyond :func:`load_results`' checks
+    (one variant and seed, the subset drawn with that seed, the epoch chosen on dev, unmodified code,
+    the subset's SHA-256, the dev labels, calls and probabilities, the learned table's size)."""
     if len(result.runs) != 1:
         raise CourseInputError(f"{path}: runs holds {len(result.runs)} runs; a study file holds one variant and one seed")
     run = result.runs[0]
@@ -387,18 +380,14 @@ def _read_run(path: Path, result: ExperimentResult) -> StudyRun:
     if not result.data.train_subset_sha256:
         raise CourseInputError(f"{path}: data.train_subset_sha256 is missing")
     dev_labels = result.dev_labels
-    if not dev_labels or any(type(y) is not int or y not in (0, 1) for y in dev_labels):
+    if not dev_labels:
         raise CourseInputError(f"{path}: dev_labels must be a non-empty list of 0 and 1")
-    _check_probabilities(where, "dev_probabilities", run.dev_probabilities, dev_labels)
-    _check_probabilities(where, "test_probabilities", run.test_probabilities, result.test_labels)
-    if len(run.dev_predictions) != len(dev_labels) or any(type(p) is not int or p not in (0, 1) for p in run.dev_predictions):
-        raise CourseInputError(f"{where}: dev_predictions must be one 0 or 1 per dev label")
+    for name in ("dev_probabilities", "test_probabilities", "dev_predictions"):
+        if not getattr(run, name):
+            raise CourseInputError(f"{where}: {name} is missing (written by an older course); run its command again")
     dev_correct = sum(p == y for p, y in zip(run.dev_predictions, dev_labels))
-    if abs(dev_correct / len(dev_labels) - run.dev_accuracy) > 1e-6:
-        raise CourseInputError(f"{where}: dev_accuracy {run.dev_accuracy} disagrees with its dev_predictions, "
-                               f"which give {dev_correct / len(dev_labels):.6f}")
     chosen = run.chosen_epoch
-    if type(chosen) is not int or not 1 <= chosen <= len(run.epochs):
+    if chosen is None:
         raise CourseInputError(f"{where}: chosen_epoch {chosen!r} is not one of its {len(run.epochs)} epochs")
     bias = run.epochs[chosen - 1].bias_max_abs
     if run.variant == "learned" and not _is_finite_number(bias):
@@ -442,18 +431,37 @@ def _where_made(result: ExperimentResult) -> tuple:
     return p.get("code_commit"), p.get("device"), p.get("device_name")
 
 
-def load_study(folder: str | Path, expected_sha256: Mapping[str, str] | None = None, partial: bool = False) -> Study:
+def _check_planned(path: Path, run: StudyRun) -> None:
+    """One line naming the file when its fraction or seed is not one the plan names (:data:`PLAN_SEEDS`):
+    such a file would enter the curve and the tables beside the plan's runs as if it were one of them."""
+    if run.fraction not in PLAN_SEEDS:
+        planned = ", ".join(_fraction_name(f) for f in PLAN_SEEDS)
+        raise CourseInputError(f"{path}: config.train_fraction {run.fraction:g} is not one of the plan's fractions "
+                               f"({planned}; results/lcqmc/PLAN.md); --unplanned reads a folder that is not the plan's")
+    seeds = PLAN_SEEDS[run.fraction]
+    if run.seed not in seeds:
+        which = f"{seeds[0]}" if len(seeds) == 1 else f"{seeds[0]}–{seeds[-1]}"
+        raise CourseInputError(f"{path}: runs[0].seed {run.seed} is not one of the plan's seeds at "
+                               f"{_fraction_name(run.fraction)} ({which}); --unplanned reads a folder that is not the plan's")
+
+
+def load_study(folder: str | Path, expected_sha256: Mapping[str, str] | None = None, partial: bool = False,
+               unplanned: bool = False) -> Study:
     """Read every ``*.json`` under ``folder`` (curve and controls) into a :class:`Study`.
 
-    Refused, in one line naming the file and the field: other splits than the first file's (or
-    than ``expected_sha256``), another training subset for one (fraction, seed), two files for one
-    (fraction, arm, seed), modified code, another commit or device inside one fraction (or between
-    1 % and 10 %, whose difference is a contrast), missing or out-of-range probabilities, a learned
-    run without the chosen epoch's ``bias_max_abs``, an accuracy its predictions contradict.
+    Every file is read by :func:`~lessons_lib.syntax_bias.results.load_results` (calls, accuracies
+    and probabilities that contradict each other are refused there). Refused besides, in one line
+    naming the file and the field: other splits than the first file's (or than ``expected_sha256``),
+    another training subset for one (fraction, seed), two files for one (fraction, arm, seed),
+    modified code, another commit or device inside one fraction (or between 1 % and 10 %, whose
+    difference is a contrast), missing probabilities, a learned run without the chosen epoch's
+    ``bias_max_abs``.
 
     Args:
         partial: keep only the seeds of a fraction that have all of none, learned and hard_mask
             (taken in seed order); without it, a seed lacking one of them is refused.
+        unplanned: the folder is not the plan's: read fractions and seeds the plan does not name
+            (without it, a file at any other fraction or seed than :data:`PLAN_SEEDS` is refused).
     """
     folder = Path(folder)
     if not folder.is_dir():
@@ -466,16 +474,11 @@ def load_study(folder: str | Path, expected_sha256: Mapping[str, str] | None = N
     made: dict[float, tuple[tuple, Path]] = {}
     first = None
     for path in paths:
-        result = ExperimentResult.load(path)
-        check_pairs(path, result, expected_sha256, None)
-        if first is not None and result.data.pairs_sha256 != first[1].data.pairs_sha256:
-            raise CourseInputError(f"{path}: data.pairs_sha256 differs from {first[0]}'s: made on other splits")
-        for name in ("dev_labels", "test_labels"):
-            if first is not None and getattr(result, name) != getattr(first[1], name):
-                raise CourseInputError(f"{path}: {name} differ from {first[0]}'s")
-        check_runs(path, result)
+        result = load_results(path, expected_sha256, first)
         first = first or (path, result)
         run = _read_run(path, result)
+        if not unplanned:
+            _check_planned(path, run)
         key = (run.fraction, run.seed)
         subset = subsets.setdefault(key, (result.data.train_subset_sha256, path))
         if subset[0] != result.data.train_subset_sha256:
@@ -680,7 +683,7 @@ def format_exact_and_bootstrap(study: Study) -> str:
         boot = study.bootstrap(c)
         interval = "—" if boot is None else f"{boot[0]:+.4f} [{boot[1]:+.4f}, {boot[2]:+.4f}]"
         disagree = ""
-        if c.p_value == c.p_value and c.exact_p == c.exact_p and (c.p_value <= ALPHA) != (c.exact_p <= ALPHA):
+        if c.p_value == c.p_value and c.exact_p == c.exact_p and significant(c.p_value, ALPHA) != significant(c.exact_p, ALPHA):
             disagree = "  (t and exact disagree at 0.05)"
         outside = "" if c.fraction in PRIMARY_FRACTIONS or c.fraction is None else "  (not in the family)"
         lines.append(f"{c.name:<{width}} {_p(c.p_value):>7} {_p(c.exact_p):>7}  {interval}{disagree}{outside}")
