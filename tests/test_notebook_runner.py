@@ -224,3 +224,21 @@ def test_a_lessons_student_version_tests_share_one_work_unit_across_files():
     # every other test: its file, parametrised or not; a notebook's cells: the notebook
     assert work_unit("tests/test_layering.py::test_imports[attention/functional.py]") == "tests/test_layering.py"
     assert work_unit("notebooks/08_syntax_biased_attention.ipynb::Cell 12") == "notebooks/08_syntax_biased_attention.ipynb"
+
+
+def test_consecutive_prints_of_one_stream_are_stored_as_one_output():
+    from lessons_lib.course.notebooks import merge_streams
+
+    cell = nbformat.v4.new_code_cell("print('a'); print('b')")
+    cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text="a\n"),
+                    nbformat.v4.new_output("stream", name="stdout", text="b\n"),
+                    nbformat.v4.new_output("stream", name="stderr", text="warning\n"),
+                    nbformat.v4.new_output("stream", name="stdout", text="c\n"),
+                    nbformat.v4.new_output("execute_result", data={"text/plain": "1"}, execution_count=1),
+                    nbformat.v4.new_output("stream", name="stdout", text="d\n")]
+    nb = nbformat.v4.new_notebook(cells=[cell, nbformat.v4.new_markdown_cell("text")])
+    merge_streams(nb)
+    assert [(o.output_type, o.get("name"), "".join(o.get("text", ""))) for o in cell.outputs] == [
+        ("stream", "stdout", "a\nb\n"), ("stream", "stderr", "warning\n"), ("stream", "stdout", "c\n"),
+        ("execute_result", None, ""), ("stream", "stdout", "d\n")]
+    nbformat.validate(nb)

@@ -282,6 +282,7 @@ def execute_notebook(
             raise
         _show(kernel_log)
     seconds = time.perf_counter() - start
+    merge_streams(nb)
 
     # The wall time and the CPUs it ran on: the course's website shows them at the top of each lesson.
     nb.metadata[METADATA_KEY] = {"source_sha256": source_fingerprint(nb), "wall_seconds": round(seconds),
@@ -291,6 +292,26 @@ def execute_notebook(
     text = nbformat.writes(nb)
     atomic_write(target, text if text.endswith("\n") else text + "\n")  # in place: never half a lesson
     return ExecutionResult(source=source, output=target, seconds=seconds, cells=len(nb.cells))
+
+
+def merge_streams(nb: nbformat.NotebookNode) -> None:
+    """Join each cell's consecutive outputs of one stream (stdout, stderr) into one, in place.
+
+    How a kernel splits a cell's printing into messages depends on timing (a busy machine splits
+    more); JupyterLab shows the pieces as one block, and so does the stored notebook.
+    """
+    for cell in nb.cells:
+        if cell.cell_type != "code":
+            continue
+        merged: list = []
+        for output in cell.get("outputs", []):
+            previous = merged[-1] if merged else None
+            if (output.output_type == "stream" and previous is not None and previous.output_type == "stream"
+                    and previous.name == output.name):
+                previous.text = "".join(previous.text) + "".join(output.text)
+            else:
+                merged.append(output)
+        cell.outputs = merged
 
 
 def _show(log) -> None:

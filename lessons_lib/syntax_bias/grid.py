@@ -36,7 +36,8 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from lessons_lib.errors import CourseInputError
-from lessons_lib.evaluation.significance import NO_DIFFERENCE, better, holm, mcnemar_p_value, mean_ci95, paired_t_p_value
+from lessons_lib.evaluation.significance import (NO_DIFFERENCE, better, holm, mcnemar_p_value, mean_ci95, paired_t_p_value,
+                                                 significant)
 from lessons_lib.syntax_bias.registry import BASELINE, VARIANTS, options_for, variant
 from lessons_lib.syntax_bias.results import ExperimentResult, Spread, format_p, format_spread, load_results, spread
 
@@ -182,8 +183,9 @@ class SeedLevel:
         p_value: the paired t-test's two-sided p (``nan`` with one seed).
         holm_p: ``p_value`` after Holm's correction over the family it was read in.
         family: how many contrasts that family holds.
-        verdict: ``better(a)`` / ``better(b)`` when ``holm_p`` < :data:`SEED_LEVEL_ALPHA`, the sign
-            taken from the per-seed counts; :data:`NO_DIFFERENCE` otherwise.
+        verdict: ``better(a)`` / ``better(b)`` when ``holm_p`` ≤ :data:`SEED_LEVEL_ALPHA` (the course's one
+            rule, :func:`~lessons_lib.evaluation.significance.significant`), the sign taken from the
+            per-seed counts; :data:`NO_DIFFERENCE` otherwise.
     """
 
     mean: float
@@ -209,7 +211,7 @@ def seed_level_verdicts(contrasts: Sequence["Contrast"]) -> list[SeedLevel]:
         holm_p = adjusted.get(i, float("nan"))
         total = sum(wins)
         chosen = NO_DIFFERENCE
-        if holm_p < SEED_LEVEL_ALPHA and total != 0:
+        if significant(holm_p, SEED_LEVEL_ALPHA) and total != 0:
             chosen = better("a") if total > 0 else better("b")
         out.append(SeedLevel(mean, mean - half, mean + half, p, holm_p, len(testable), chosen))
     return out
@@ -348,7 +350,7 @@ class Grid:
                              f"{level.high:+.4f}]  {format_p(level.p_value):>5} {format_p(level.holm_p):>5}  {level.verdict}")
         tested = max((level.family for level in seed_level.values()), default=0)
         lines += ["", f"Holm's family: the {tested} contrasts above with more than one seed. 'these models' says a/b "
-                      "better when every seed and the bootstrap agree; 'the method' when Holm p < 0.05."]
+                      f"better when every seed and the bootstrap agree; 'the method' when Holm p ≤ {SEED_LEVEL_ALPHA}."]
         return "\n".join(lines)
 
     def _format_arms(self, recipe: str) -> list[str]:
