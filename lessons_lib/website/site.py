@@ -322,13 +322,43 @@ def _text(value: str | list[str]) -> str:
     return "".join(value) if isinstance(value, list) else value
 
 
+# A printed table's row: text, a gap of two spaces or more, text (columns aligned with spaces).
+_COLUMN_GAP = re.compile(r"\S {2,}\S")
+TABLE_MIN_ROWS = 2  # consecutive rows with a column gap; a single line with a wide gap is prose
+
+
+def printed_text_html(text: str) -> str:
+    """Printed text as the body of a ``<pre>``: each printed table (rows with aligned columns) in its own block.
+
+    The ``<pre>`` wraps long lines as JupyterLab does; a table's block keeps its rows whole and
+    scrolls sideways on its own when it is wider than the page (``span.output-table``, styled in
+    ``site.css``), so its columns stay aligned.
+    """
+    lines = text.splitlines(keepends=True)
+    parts, run = [], []
+
+    def flush_run() -> None:
+        escaped = html.escape("".join(run))
+        parts.append(f'<span class="output-table">{escaped}</span>' if len(run) >= TABLE_MIN_ROWS else escaped)
+        run.clear()
+
+    for line in lines:
+        if _COLUMN_GAP.search(line):
+            run.append(line)
+            continue
+        flush_run()
+        parts.append(html.escape(line))
+    flush_run()
+    return "".join(parts)
+
+
 def _output_html(output: nbformat.NotebookNode, images: _Images, alt: str) -> str:
     """One committed output as HTML: text as ``<pre>``, figures as image files, HTML as the notebook holds it."""
     import base64
 
     kind = output.get("output_type")
     if kind == "stream":
-        return f'<pre class="output stream-{output.get("name", "stdout")}">{html.escape(_text(output.text))}</pre>'
+        return f'<pre class="output stream-{output.get("name", "stdout")}">{printed_text_html(_text(output.text))}</pre>'
     if kind == "error":
         return f'<pre class="output error">{html.escape(_ANSI.sub("", chr(10).join(output.get("traceback", []))))}</pre>'
     data = output.get("data", {})
@@ -342,7 +372,7 @@ def _output_html(output: nbformat.NotebookNode, images: _Images, alt: str) -> st
     if "text/latex" in data:
         return f'<div class="output md">{html.escape(_text(data["text/latex"]))}</div>'
     if "text/plain" in data:
-        return f'<pre class="output">{html.escape(_text(data["text/plain"]))}</pre>'
+        return f'<pre class="output">{printed_text_html(_text(data["text/plain"]))}</pre>'
     return ""
 
 
