@@ -564,6 +564,36 @@ def test_every_page_fits_a_phone(site, served, browser):
     watched.page.close()
 
 
+def test_on_a_phone_figures_open_full_size_and_wide_tables_scroll_as_one_block(site, served, browser):
+    watched = _Watched(browser, served, PHONE)
+    watched.open(f"{LESSONS[10]}.html")
+    watched.page.evaluate(OPEN_ANSWERS)
+    watched.page.wait_for_timeout(300)  # the notes follow the answers' toggle events
+    figures = watched.page.evaluate("() => [...document.querySelectorAll('.output-image img')].map(i => ["
+                                    "i.closest('a.figure-link') && i.closest('a.figure-link').getAttribute('href'), "
+                                    "i.getAttribute('src'), i.clientWidth, i.naturalWidth, "
+                                    "i.closest('a.figure-link').classList.contains('shrunk')])")
+    tables = watched.page.evaluate("() => [...document.querySelectorAll('pre.output .output-table')].map(t => ["
+                                   "t.scrollWidth > t.clientWidth + 1, !!(t.previousElementSibling && "
+                                   "t.previousElementSibling.classList.contains('table-note'))])")
+    scrolling = watched.page.evaluate(SCROLLING_OUTPUTS)
+    table = watched.page.locator("pre.output .output-table").first
+    table.scroll_into_view_if_needed()
+    watched.page.evaluate("() => window.scrollBy(0, -120)")
+    _screenshot(watched.page, "lesson-10-table-phone")
+    print(f"lesson 10 at 390 px: {len(figures)} figures, {sum(w for w, _ in tables)} of {len(tables)} printed tables "
+          f"wider than the screen, {len(scrolling)} other outputs scroll sideways")
+    assert figures and all(href == src for href, src, *_ in figures), figures
+    assert all(shown < natural and shrunk for _, _, shown, natural, shrunk in figures), figures
+    assert tables and all(wide == noted for wide, noted in tables) and any(wide for wide, _ in tables), tables
+    assert scrolling == [], scrolling
+    watched.page.locator("a.figure-link").first.click()  # a tap opens the image file itself
+    watched.page.wait_for_url("**/images/*.png")
+    assert watched.page.evaluate("() => document.images[0].naturalWidth") == figures[0][3]
+    assert watched.errors == [] and watched.external == []
+    watched.page.close()
+
+
 def test_the_course_menu_folds_on_a_phone(served, browser):
     watched = _Watched(browser, served, PHONE)
     watched.open("index.html")

@@ -368,7 +368,9 @@ def _output_html(output: nbformat.NotebookNode, images: _Images, alt: str) -> st
         if mime in data:
             content = _text(data[mime])
             raw = content.encode("utf-8") if extension == "svg" else base64.b64decode(content)
-            return f'<div class="output output-image"><img src="{images.add(raw, extension)}" alt="{html.escape(alt)}"></div>'
+            src = images.add(raw, extension)  # linked to itself: a tap on a phone opens the figure full size
+            return (f'<div class="output output-image"><a class="figure-link" href="{src}" title="打开原图">'
+                    f'<img src="{src}" alt="{html.escape(alt)}"></a></div>')
     if "text/latex" in data:
         return f'<div class="output md">{html.escape(_text(data["text/latex"]))}</div>'
     if "text/plain" in data:
@@ -588,6 +590,8 @@ def _fix_links(soup, source: str, targets: dict[str, str]) -> None:
         if "anchor-link" in link.get("class", []):
             link.decompose()
             continue
+        if "figure-link" in link.get("class", []):
+            continue  # a figure's own image file, written beside the pages
         target = _resolve(link["href"], source, targets)
         if target is None:
             link.name, link.attrs = "span", {"class": "repo-path", "title": f"in the repository: {link['href']}"}
@@ -770,7 +774,9 @@ def _assets(documents: dict[str, str]) -> dict[str, bytes]:
     files = {f"assets/{name}": (ASSETS_DIR / name).read_bytes() for name in SCRIPTS_AND_STYLES}
     files["assets/pygments.css"] = HtmlFormatter(cssclass="highlight").get_style_defs(".highlight").encode("utf-8")
     files.update(_mathjax_files())
-    files[f"assets/{FONT_FILE}"] = font_subset(cjk_characters("".join(documents.values())), flavor="woff")
+    # The scripts and styles write a few words too (the wide-table note): the subset holds them.
+    text = "".join(documents.values()) + "".join(files[f"assets/{name}"].decode("utf-8") for name in SCRIPTS_AND_STYLES)
+    files[f"assets/{FONT_FILE}"] = font_subset(cjk_characters(text), flavor="woff")
     return files
 
 
