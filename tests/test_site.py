@@ -29,7 +29,7 @@ from lessons_lib.course.assignments import find_exercises, solution_lines
 from lessons_lib.course.fonts import cjk_characters
 from lessons_lib.course.glossary import read_glossary, variant_spellings
 from lessons_lib.website.site import (CONTENT_SECURITY_POLICY, FONT_FILE, LESSON_SUMMARIES, build_site, home_body,
-                                    lesson_box, lesson_paths, readable_math, run_it_yourself_commands,
+                                    lesson_box, lesson_paths, merged_streams, readable_math, run_it_yourself_commands,
                                     sanitise_html, tex_to_text)
 from lessons_lib.errors import CourseInputError
 from lessons_lib.exercises.course_map import PREREQUISITES
@@ -134,12 +134,40 @@ def test_every_committed_output_is_shown_and_figures_are_files(site):
         trees = sum(''.join(o["data"]["text/html"]).count('<img src="data:image/svg+xml')
                     for c in nb.cells for o in c.get("outputs", []) if "text/html" in o.get("data", {}))
         assert len(soup.select('div.output-html img[src^="data:image/svg+xml"]')) == trees, stem
-        shown = {pre.get_text() for pre in soup.select("pre.output")}
+        shown = "\n".join(pre.get_text() for pre in soup.select("pre.output"))
         for cell in nb.cells:
             for output in cell.get("outputs", []):
                 if output.get("output_type") == "stream":
                     assert output.text in shown, (stem, output.text[:80])
     assert len(_soup(_lesson(site, "07")).select('div.output-html img[src^="data:image/svg+xml"]')) >= 3  # displaCy
+
+
+def _split_boxes(soup) -> int:
+    """Stream boxes that follow a box of the same stream (stdout after stdout) in one cell."""
+    count = 0
+    for pre in soup.select("pre.output"):
+        stream = [c for c in pre.get("class", []) if c.startswith("stream-")]
+        before = pre.find_previous_sibling()
+        count += bool(stream and before is not None and before.name == "pre" and stream[0] in before.get("class", []))
+    return count
+
+
+def test_a_cells_consecutive_prints_are_one_box_as_in_jupyterlab(site):
+    stored_apart = 0
+    for stem in LESSONS:
+        nb = nbformat.read(NOTEBOOKS_DIR / f"{stem}.ipynb", as_version=4)
+        for cell in nb.cells:
+            outputs = cell.get("outputs", [])
+            stored_apart += sum(a.get("output_type") == b.get("output_type") == "stream" and a.get("name") == b.get("name")
+                                for a, b in zip(outputs, outputs[1:]))
+        assert _split_boxes(_soup(site / f"{stem}.html")) == 0, stem
+    print(f"stream outputs stored apart from the one before: {stored_apart}; split boxes on the site: 0")
+    assert stored_apart > 0  # the committed notebooks hold such outputs: the merge is exercised
+    merged = merged_streams([nbformat.v4.new_output("stream", name="stdout", text="a\n"),
+                             nbformat.v4.new_output("stream", name="stdout", text="b\n"),
+                             nbformat.v4.new_output("stream", name="stderr", text="c\n"),
+                             nbformat.v4.new_output("stream", name="stdout", text="d\n")])
+    assert [(o.name, o.text) for o in merged] == [("stdout", "a\nb\n"), ("stderr", "c\n"), ("stdout", "d\n")]
 
 
 def test_exercises_are_shown_as_the_learner_gets_them_with_the_answer_folded(site):

@@ -378,8 +378,25 @@ def _output_html(output: nbformat.NotebookNode, images: _Images, alt: str) -> st
     return ""
 
 
+def merged_streams(outputs: Iterable[nbformat.NotebookNode]) -> list[nbformat.NotebookNode]:
+    """The outputs as JupyterLab shows them: consecutive stream outputs of one stream joined into one.
+
+    A cell's prints are stored as several stream outputs when the kernel flushed between them (a
+    table printed row by row); shown apart, one table would be drawn as two boxes.
+    """
+    merged: list[nbformat.NotebookNode] = []
+    for output in outputs:
+        last = merged[-1] if merged else None
+        if (output.get("output_type") == "stream" and last is not None and last.get("output_type") == "stream"
+                and last.get("name") == output.get("name")):
+            merged[-1] = nbformat.from_dict({**last, "text": _text(last.text) + _text(output.text)})
+        else:
+            merged.append(output)
+    return merged
+
+
 def _outputs_html(cell: nbformat.NotebookNode, images: _Images, alt: str) -> str:
-    return "".join(_output_html(output, images, alt) for output in cell.get("outputs", []))
+    return "".join(_output_html(output, images, alt) for output in merged_streams(cell.get("outputs", [])))
 
 
 def _code_html(source: str, label: str = "") -> str:
