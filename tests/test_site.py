@@ -30,7 +30,7 @@ from lessons_lib.course.fonts import cjk_characters
 from lessons_lib.course.glossary import read_glossary, variant_spellings
 from lessons_lib.website.site import (CONTENT_SECURITY_POLICY, FONT_FILE, LESSON_SUMMARIES, build_site, home_body,
                                     lesson_box, lesson_paths, merged_streams, readable_math, run_it_yourself_commands,
-                                    sanitise_html, tex_to_text)
+                                    package_repo_url, sanitise_html, site_repo_url, tex_to_text)
 from lessons_lib.errors import CourseInputError
 from lessons_lib.exercises.course_map import PREREQUISITES
 from lessons_lib.paths import NOTEBOOKS_DIR, REPO_ROOT
@@ -312,7 +312,10 @@ def test_the_home_page_is_chinese_and_lists_every_lesson(site):
     rows = soup.select("table.lesson-list tbody tr")
     assert [row.a["href"] for row in rows] == [f"{stem}.html" for stem in LESSONS]
     assert all(row.find_all("td")[2].get_text(strip=True) for row in rows)
-    assert "没有给出仓库地址" in soup.select_one(".run-yourself").get_text()
+    # By default the address comes from pyproject.toml's [project.urls], through the package's metadata.
+    listed = re.search(r'(?ms)^\[project\.urls\].*?^Repository = "([^"]+)"', (REPO_ROOT / "pyproject.toml").read_text())
+    assert listed and soup.select_one(f'.run-yourself a[href="{listed.group(1)}"]'), listed
+    assert f"git clone {listed.group(1)}" in soup.select_one(".run-yourself").get_text()
     assert soup.select_one('article a[href="readme.html"]') and soup.select_one('article a[href="glossary.html"]')
     assert f"由 {len(LESSONS)} 个" in text
     assert variant_spellings(text, read_glossary()) == []
@@ -333,6 +336,8 @@ def test_the_repository_address_is_shown_where_given(tmp_path, capsys):
     assert "没有给出仓库地址" in lesson_box(nb, "01", pages, ["a", "b"])
     home = home_body(pages, ["a", "b"], url)
     assert f"git clone {url}" in home and "没有给出仓库地址" not in home
+    assert site_repo_url(url) == url  # --repo-url overrides the package's address
+    assert site_repo_url(None) == package_repo_url() and package_repo_url().startswith("https://")
     assert main(["site", "--out", str(tmp_path / "s"), "--repo-url", "not a url"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: --repo-url") and err.count("\n") == 1 and not (tmp_path / "s").exists()

@@ -4,7 +4,8 @@
 ``python -m http.server``) and that loads nothing from another host:
 
 - a home page in Chinese for the course's reader (``site_assets/home.html``: what the course is, for
-  whom, each lesson with one line of :data:`LESSON_SUMMARIES`, where to get it: ``--repo-url``), the
+  whom, each lesson with one line of :data:`LESSON_SUMMARIES`, where to get it: pyproject.toml's
+  ``[project.urls]`` or ``--repo-url``), the
   lessons in course order with previous / next, the glossary, the data, parser and treebank cards
   and README itself (a lesson's citation of a README section links to it);
 - on each lesson page: its prerequisites (:data:`~lessons_lib.exercises.course_map.PREREQUISITES`),
@@ -465,9 +466,38 @@ def check_repo_url(url: str | None) -> str | None:
     return url
 
 
+# pyproject.toml's [project.urls] labels that name the repository, the first one found wins.
+_REPOSITORY_LABELS = ("repository", "source", "source code", "homepage")
+
+
+def package_repo_url() -> str | None:
+    """The repository's address as the installed course package records it (pyproject.toml's ``[project.urls]``).
+
+    ``None`` when the package is not installed or names no Repository / Source / Homepage URL.
+    """
+    from importlib.metadata import PackageNotFoundError, metadata, packages_distributions
+
+    names = packages_distributions().get(__name__.split(".")[0], [])
+    for name in names:
+        try:
+            entries = metadata(name).get_all("Project-URL") or []
+        except PackageNotFoundError:
+            continue
+        urls = {label.strip().lower(): url.strip() for label, _, url in (e.partition(",") for e in entries)}
+        found = next((urls[label] for label in _REPOSITORY_LABELS if urls.get(label)), None)
+        if found:
+            return found
+    return None
+
+
+def site_repo_url(given: str | None) -> str | None:
+    """The address the site shows: ``--repo-url`` when given (checked), else :func:`package_repo_url`."""
+    return check_repo_url(given) if given is not None else package_repo_url()
+
+
 def _repo_line(repo_url: str | None) -> str:
     if repo_url is None:
-        return "构建本站时没有给出仓库地址（<code>lessons site --repo-url 地址</code>）；"
+        return "构建本站时没有给出仓库地址（pyproject.toml 的 <code>[project.urls]</code> 或 <code>lessons site --repo-url 地址</code>）；"
     return f'仓库：<a href="{html.escape(repo_url)}">{html.escape(repo_url)}</a>；'
 
 
@@ -802,7 +832,8 @@ def build_site(out_dir: Path, notebooks_dir: Path = NOTEBOOKS_DIR, repo_url: str
 
     ``out_dir`` must be new, empty, or hold only files this course wrote there (an earlier
     site); every page is rendered before anything is written. ``repo_url``, the repository's
-    address, is shown on the home page and in each lesson's "run it yourself" box.
+    address, is shown on the home page and in each lesson's "run it yourself" box (``None``: the
+    address in the package's metadata, :func:`site_repo_url`).
 
     Raises:
         CourseInputError: ``out_dir`` is inside the notebooks folder or holds files the course
@@ -812,7 +843,7 @@ def build_site(out_dir: Path, notebooks_dir: Path = NOTEBOOKS_DIR, repo_url: str
     start = time.perf_counter()
     check_output_outside(out_dir, [notebooks_dir, DATA_DIR], flag="--out")
     _refuse_foreign(out_dir)  # before the work, and again under the folder's lock
-    pages, images = collect_pages(notebooks_dir, check_repo_url(repo_url))
+    pages, images = collect_pages(notebooks_dir, site_repo_url(repo_url))
     documents = render_pages(pages)
     documents["assets/search-index.js"] = search_index(pages)
     files: dict[str, bytes] = {name: text.encode("utf-8") for name, text in documents.items()}
