@@ -321,6 +321,15 @@ def test_the_home_page_is_chinese_and_lists_every_lesson(site):
     assert variant_spellings(text, read_glossary()) == []
 
 
+def test_each_page_names_its_language(site):
+    langs = {page.stem: _soup(page).html["lang"] for page in site.glob("*.html")}
+    english = {"readme", "data", "parser", "treebank"}
+    assert {name for name, lang in langs.items() if lang == "en"} == english, langs
+    assert {lang for name, lang in langs.items() if name not in english} == {"zh-CN"}, langs
+    readme = _soup(site / "readme.html")  # an English page: its Chinese menu and footer say so
+    assert readme.select_one("nav.sidebar")["lang"] == readme.select_one("footer")["lang"] == "zh-CN"
+
+
 def test_every_lesson_has_a_line_on_the_home_page():
     assert sorted(LESSON_SUMMARIES) == [stem[:2] for stem in LESSONS]
 

@@ -100,6 +100,7 @@ class Page:
         toc: the page's own table of contents, ``(level, id, text)``.
         sections: its search entries (:func:`search_index`).
         math: whether its prose holds a formula (only then does the page load MathJax).
+        lang: the language of its prose (:func:`page_language`), the page's ``lang``.
     """
 
     name: str
@@ -112,6 +113,7 @@ class Page:
     toc: list[tuple[int, str, str]] = field(default_factory=list)
     sections: list[dict[str, str]] = field(default_factory=list)
     math: bool = False
+    lang: str = "zh-CN"
 
     @property
     def href(self) -> str:
@@ -684,6 +686,7 @@ def finish_page(page: Page, targets: dict[str, str], terms: _Terms, readme_secti
     page.toc = _headings(soup)
     page.sections = _sections(soup, page.title)
     page.math = _has_math(soup)
+    page.lang = page_language(soup)
     title = soup.find("h1")
     if page.top and title is not None:  # the lesson's boxes right under its title
         title.insert_after(BeautifulSoup(page.top, "html.parser"))
@@ -718,6 +721,18 @@ def _readable_text(node) -> str:
     parts = [str(s) if s.find_parent(["code", "pre"]) else readable_math(str(s))
              for s in node.find_all(string=True) if isinstance(s, NavigableString)]
     return re.sub(r"\s+", " ", "".join(parts)).strip()  # "".join: a linked term stays part of its word
+
+
+def page_language(soup) -> str:
+    """``zh-CN`` when the page's prose (outside code) has at least as many Chinese characters as Latin words, else ``en``.
+
+    The lessons, the glossary and the home page are Chinese; README and the data cards are English
+    (quoting a Chinese example or two).
+    """
+    prose = " ".join(node for div in soup.select("div.md") for node in div.find_all(string=True)
+                     if not node.find_parent(["code", "pre"]))
+    chinese, words = len(re.findall(r"[\u4e00-\u9fff]", prose)), len(re.findall(r"[A-Za-z]+", prose))
+    return "zh-CN" if chinese >= words else "en"
 
 
 def _has_math(soup) -> bool:
