@@ -28,9 +28,9 @@ from lessons_lib.course.assignments import END_SOLUTION as END
 from lessons_lib.course.assignments import find_exercises, solution_lines
 from lessons_lib.course.fonts import cjk_characters
 from lessons_lib.course.glossary import read_glossary, variant_spellings
-from lessons_lib.website.site import (CONTENT_SECURITY_POLICY, FONT_FILE, LESSON_SUMMARIES, build_site, home_body,
-                                    lesson_box, lesson_paths, merged_streams, readable_math, run_it_yourself_commands,
-                                    package_repo_url, sanitise_html, site_repo_url, tex_to_text)
+from lessons_lib.website.site import (CONTENT_SECURITY_POLICY, FONT_FILE, LESSON_SUMMARIES, build_site, figure_alt,
+                                    home_body, lesson_box, lesson_paths, merged_streams, package_repo_url,
+                                    readable_math, run_it_yourself_commands, sanitise_html, site_repo_url, tex_to_text)
 from lessons_lib.errors import CourseInputError
 from lessons_lib.exercises.course_map import PREREQUISITES
 from lessons_lib.paths import NOTEBOOKS_DIR, REPO_ROOT
@@ -168,6 +168,25 @@ def test_a_cells_consecutive_prints_are_one_box_as_in_jupyterlab(site):
                              nbformat.v4.new_output("stream", name="stderr", text="c\n"),
                              nbformat.v4.new_output("stream", name="stdout", text="d\n")])
     assert [(o.name, o.text) for o in merged] == [("stdout", "a\nb\n"), ("stderr", "c\n"), ("stdout", "d\n")]
+
+
+def test_each_figure_has_its_own_alt_text_from_what_it_shows(site):
+    alts = [img["alt"] for stem in LESSONS for img in _soup(site / f"{stem}.html").select(".output-image img")]
+    print(f"{len(alts)} figures, {len(set(alts))} alt texts")
+    assert len(alts) >= 31 and len(set(alts)) == len(alts), [a for a in alts if alts.count(a) > 1]
+    assert not [a for a in alts if ".ipynb" in a or len(a) < 6], alts
+    first = _soup(_lesson(site, "00")).select_one(".output-image img")["alt"]
+    assert first == "图：中文刻度标签：什么花一年四季都开", first  # the figure's own title
+
+
+def test_a_figures_alt_text_is_its_title_else_its_labels_else_the_cells_comment():
+    drawn = 'fig.suptitle("全图");\nax.set_title(f"{n} 个块");\nax.set_title(f"{a}→{b}")'
+    assert figure_alt(drawn, "第 1 节") == "图：全图；… 个块"
+    assert figure_alt('heatmap(w, title="填充列\\n的权重")', "节") == "图：填充列 的权重"
+    assert figure_alt('ax.set_xlabel("d_k"); ax.set_ylabel("测试准确率")', "3. 缩放") == "「3. 缩放」一节的图：测试准确率"
+    assert figure_alt("# Loss curves of both runs\nplot(x)", "3. 缩放") == "Loss curves of both runs"
+    assert figure_alt("draw_diagram(flow)", "1. 从相似度到权重") == "「1. 从相似度到权重」一节的图"
+    assert figure_alt("%matplotlib inline\nplot()", "节") == "「节」一节的图"
 
 
 def test_exercises_are_shown_as_the_learner_gets_them_with_the_answer_folded(site):

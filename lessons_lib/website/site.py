@@ -314,11 +314,93 @@ class _Images:
 
     page: str
     files: dict[str, bytes] = field(default_factory=dict)
+    alts: set[str] = field(default_factory=set)
 
     def add(self, data: bytes, extension: str) -> str:
         name = f"images/{self.page}-{len(self.files) + 1:02d}.{extension}"
         self.files[name] = data
         return name
+
+    def unique_alt(self, alt: str) -> str:
+        """``alt``, numbered when an earlier figure of the page already has it (a cell drawing two figures)."""
+        chosen, n = alt, 2
+        while chosen in self.alts:
+            chosen, n = f"{alt}（第 {n} 张）", n + 1
+        self.alts.add(chosen)
+        return chosen
+
+
+# Where a figure's own words are in the code that draws it: titles first, then the axes' labels.
+_TITLE_CALLS = ("suptitle", "set_title", "title")
+_LABEL_CALLS = ("set_xlabel", "set_ylabel", "xlabel", "ylabel")
+_MAX_ALT = 200
+
+
+def _string_value(node) -> str | None:
+    """A string literal's text; an f-string's with each ``{…}`` as "…"; anything else ``None``."""
+    import ast
+
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    if isinstance(node, ast.JoinedStr):
+        text = "".join(part.value if isinstance(part, ast.Constant) else "…" for part in node.values)
+        return text if len(re.findall(r"\w", text)) >= 2 else None  # not a bare "{a} -> {b}"
+    return None
+
+
+def _figure_words(source: str) -> tuple[list[str], list[str]]:
+    """The titles (``set_title``, ``suptitle``, a ``title=`` argument) and axis labels a cell's code writes."""
+    import ast
+
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:  # a cell with IPython magic: no titles read
+        return [], []
+    titles, labels = [], []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+        first = _string_value(node.args[0]) if node.args else None
+        if first and name in _TITLE_CALLS:
+            (titles.insert(0, first) if name == "suptitle" else titles.append(first))
+        elif first and name in _LABEL_CALLS:
+            labels.append(first)
+        for keyword in node.keywords:
+            value = _string_value(keyword.value)
+            if value and keyword.arg == "title":
+                titles.append(value)
+            elif value and keyword.arg in ("xlabel", "ylabel"):
+                labels.append(value)
+    return titles, labels
+
+
+def _first_comment(source: str) -> str | None:
+    for line in source.splitlines():
+        text = line.strip()
+        if text.startswith("#") and not text.startswith(("#!", "# noqa", "# type:")):
+            return text.lstrip("#").strip() or None
+    return None
+
+
+def figure_alt(source: str, heading: str) -> str:
+    """The alt text of the figures a code cell draws, from what the figure says about itself.
+
+    Its titles (a suptitle first); else its axis labels, with the section it is drawn in
+    (``heading``); else the cell's first comment line; else the section alone. Line breaks inside
+    a title become spaces.
+    """
+    titles, labels = _figure_words(source)
+    unique = lambda texts: list(dict.fromkeys(" ".join(t.split()) for t in texts))  # noqa: E731
+    # A label worth reading alone: Chinese words, or four letters (not a bare "d_k").
+    labels = [label for label in unique(labels) if re.search(r"[\u4e00-\u9fff]", label) or len(re.findall(r"\w", label)) >= 4]
+    if titles:
+        alt = "图：" + "；".join(unique(titles)[:3])
+    elif labels:
+        alt = f"「{heading}」一节的图：" + " / ".join(labels[:2])
+    else:
+        alt = _first_comment(source) or f"「{heading}」一节的图"
+    return alt if len(alt) <= _MAX_ALT else alt[:_MAX_ALT - 1] + "…"
 
 
 def _text(value: str | list[str]) -> str:
@@ -371,9 +453,11 @@ def _output_html(output: nbformat.NotebookNode, images: _Images, alt: str) -> st
         if mime in data:
             content = _text(data[mime])
             raw = content.encode("utf-8") if extension == "svg" else base64.b64decode(content)
-            src = images.add(raw, extension)  # linked to itself: a tap on a phone opens the figure full size
+            src, alt = images.add(raw, extension), images.unique_alt(alt)
+            lang = "" if re.search(r"[\u4e00-\u9fff]", alt) else ' lang="en"'  # an English comment line
+            # Linked to itself: a tap on a phone opens the figure full size.
             return (f'<div class="output output-image"><a class="figure-link" href="{src}" title="打开原图">'
-                    f'<img src="{src}" alt="{html.escape(alt)}"></a></div>')
+                    f'<img src="{src}" alt="{html.escape(alt)}"{lang}></a></div>')
     if "text/latex" in data:
         return f'<div class="output md">{html.escape(_text(data["text/latex"]))}</div>'
     if "text/plain" in data:
@@ -427,12 +511,24 @@ def _check_alone_html(cell: nbformat.NotebookNode, images: _Images, alt: str) ->
             f'</details></div>')
 
 
+def figure_alts(nb: nbformat.NotebookNode, name: str) -> dict[int, str]:
+    """Each code cell's :func:`figure_alt`, by cell index (the section is the last heading above the cell)."""
+    heading, alts = name, {}
+    for index, cell in enumerate(nb.cells):
+        if cell.cell_type == "markdown":
+            headings = re.findall(r"(?m)^#{1,6}\s+(.+?)\s*#*\s*$", cell.source)
+            heading = re.sub(r"[*`]", "", readable_math(headings[-1])) if headings else heading
+        elif cell.cell_type == "code":
+            alts[index] = figure_alt(cell.source, heading)
+    return alts
+
+
 def notebook_body(nb: nbformat.NotebookNode, name: str, images: _Images) -> str:
     """The cells of a committed notebook as HTML, outputs as they are (nothing is executed)."""
     exercises = find_exercises(nb, name)
     by_cell = {e.cell_index: e for e in exercises}
     checks = {e.check_index for e in exercises}
-    alt = f"{name} 的图"
+    alts = figure_alts(nb, name)
     parts = []
     for index, cell in enumerate(nb.cells):
         if cell.cell_type == "markdown":
@@ -442,11 +538,11 @@ def notebook_body(nb: nbformat.NotebookNode, name: str, images: _Images) -> str:
         elif index in by_cell:
             check = by_cell[index].check_index
             adjacent = check == index + 1
-            parts.append(_exercise_html(nb, index, check if adjacent else None, images, alt, f"{name} cell {index}"))
+            parts.append(_exercise_html(nb, index, check if adjacent else None, images, alts[index], f"{name} cell {index}"))
         elif index in checks and index - 1 not in by_cell:
-            parts.append(_check_alone_html(cell, images, alt))
+            parts.append(_check_alone_html(cell, images, alts[index]))
         elif index not in checks:
-            parts.append(f'<div class="cell">{_code_html(cell.source)}{_outputs_html(cell, images, alt)}</div>')
+            parts.append(f'<div class="cell">{_code_html(cell.source)}{_outputs_html(cell, images, alts[index])}</div>')
     return "\n".join(parts)
 
 
