@@ -28,8 +28,8 @@ from lessons_lib.course.assignments import END_SOLUTION as END
 from lessons_lib.course.assignments import find_exercises, solution_lines
 from lessons_lib.course.fonts import cjk_characters
 from lessons_lib.course.glossary import read_glossary, variant_spellings
-from lessons_lib.website.site import (CONTENT_SECURITY_POLICY, FONT_FILE, LESSON_SUMMARIES, build_site, figure_alt,
-                                    home_body, lesson_box, lesson_paths, merged_streams, package_repo_url,
+from lessons_lib.website.site import (CONTENT_SECURITY_POLICY, FONT_FILE, build_site, figure_alt,
+                                    home_body, lesson_box, lesson_paths, lesson_summaries, merged_streams, package_repo_url,
                                     readable_math, run_it_yourself_commands, sanitise_html, site_repo_url, tex_to_text)
 from lessons_lib.errors import CourseInputError
 from lessons_lib.exercises.course_map import PREREQUISITES
@@ -349,8 +349,21 @@ def test_each_page_names_its_language(site):
     assert readme.select_one("nav.sidebar")["lang"] == readme.select_one("footer")["lang"] == "zh-CN"
 
 
-def test_every_lesson_has_a_line_on_the_home_page():
-    assert sorted(LESSON_SUMMARIES) == [stem[:2] for stem in LESSONS]
+def test_the_home_pages_lesson_lines_are_lesson_00s_course_map(site):
+    lesson_00 = _notebook("00")
+    summaries = lesson_summaries(lesson_00, "00")
+    assert sorted(summaries) == [stem[:2] for stem in LESSONS]  # a new lesson needs its row in 00's course map
+    rows = _soup(site / "index.html").select("table.lesson-list tbody tr")
+    shown = {row.td.get_text(strip=True): " ".join(row.find_all("td")[2].get_text().split()) for row in rows}
+    assert shown == summaries
+    assert "√d_k" not in summaries["01"] and "d_k 增长" in summaries["01"] and "〔" not in "".join(summaries.values())
+    course_map = next(i for i, c in enumerate(lesson_00.cells) if "课程地图" in c.source and "| 10 |" in c.source)
+    lesson_00.cells[course_map].source = re.sub(r"(?m)^\| 10 \|([^|]*)\|.*$", r"| 10 |\1| 新的一行 |",
+                                                lesson_00.cells[course_map].source)
+    assert lesson_summaries(lesson_00, "00")["10"] == "新的一行。"  # edited there, shown here
+    lesson_00.cells[course_map].source = "## 3. 课程\n\n没有表。"
+    with pytest.raises(CourseInputError, match="no course map"):
+        lesson_summaries(lesson_00, "00")
 
 
 def test_the_repository_address_is_shown_where_given(tmp_path, capsys):

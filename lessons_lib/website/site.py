@@ -4,10 +4,10 @@
 ``python -m http.server``) and that loads nothing from another host:
 
 - a home page in Chinese for the course's reader (``site_assets/home.html``: what the course is, for
-  whom, each lesson with one line of :data:`LESSON_SUMMARIES`, where to get it: pyproject.toml's
-  ``[project.urls]`` or ``--repo-url``), the
-  lessons in course order with previous / next, the glossary, the data, parser and treebank cards
-  and README itself (a lesson's citation of a README section links to it);
+  whom, each lesson with its line of lesson 00's course map (:func:`lesson_summaries`), where to
+  get it: pyproject.toml's ``[project.urls]`` or ``--repo-url``), the lessons in course order with
+  previous / next, the glossary, the data, parser and treebank cards and README itself (a lesson's
+  citation of a README section links to it);
 - on each lesson page: its prerequisites (:data:`~lessons_lib.exercises.course_map.PREREQUISITES`),
   the wall time ``lessons execute`` recorded, the two commands to run it yourself (from README),
   every committed output (figures as files, displaCy trees as the notebook holds them);
@@ -66,21 +66,9 @@ CARDS = (
     ("data/treebank/README.md", "treebank", "树库说明"),
     ("README.md", "readme", "README（英文）"),
 )
-# The home page's one line per lesson (Chinese; the title beside it is the notebook's own). A lesson
-# missing here is listed with its title alone, and tests/test_site.py names it.
-LESSON_SUMMARIES = {
-    "00": "检查环境，看课程地图、三份来源和引用数字的规矩、术语表，以及练习怎样检查。",
-    "01": "softmax(QKᵀ/√d_k)V 一步步拆开：为什么除以 √d_k（实测雅可比矩阵），遮蔽、float16 与整行遮蔽。",
-    "02": "解码器状态作查询、编码器状态作键和值；宽度不同时点积打分不能用，双线性打分与加性打分可以；一个带注意力的 GRU seq2seq。",
-    "03": "拆分与合并头，与 torch.nn.MultiheadAttention 逐元素比较；key_padding_mask 与 0/1 遮蔽混用的静默错误；置换等变。",
-    "04": "正弦位置编码的公式与性质：PE(t+k) 是 PE(t) 的线性变换，点积只取决于偏移；字嵌入为什么乘以 √D。",
-    "05": "把零件装成编码器块：残差相加并归一化、逐位置前馈网络，Post-LN 与 Pre-LN 的梯度，预热。",
-    "06": "LCQMC 句对分类：先看清数据、做两个基线，再训练教材第 8 章的模型，用精确 McNemar 检验比较。",
-    "07": "依存树与树距离：分词不一致的代价、displaCy 画图、父节点数组的根约定、最近公共祖先与距离桶。",
-    "08": "句法偏置注意力：每个距离桶一个可学习的偏置，加在注意力分数上；一个必须用到句法的对照任务，以及样例上的消融。",
-    "09": "推理时不用句法分析器的四种办法：更小的分析器、缓存、距离预测器、去掉偏置，放在同一张表里比较。",
-    "10": "真实 LCQMC 上的研究：把种子当作单位读句法偏置的网格，区分“这几个模型”与“这个方法”，以及数据量研究的规程。",
-}
+# The home page's one line per lesson comes from lesson 00's course map: the table of its section
+# titled 课程地图 (課 | 主题 | 你会亲手测量的东西), one source that the lessons' authors keep current.
+COURSE_MAP_SECTION = "课程地图"
 _LESSON_FILE = re.compile(r"^(\d\d)_\w+\.ipynb$")
 _MATH = re.compile(r"\$\$.+?\$\$|\$[^$\n]+?\$", re.S)
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
@@ -599,10 +587,51 @@ def _repo_line(repo_url: str | None) -> str:
     return f'仓库：<a href="{html.escape(repo_url)}">{html.escape(repo_url)}</a>；'
 
 
-def home_body(lessons: dict[str, "Page"], commands: list[str], repo_url: str | None) -> str:
+def _plain_line(node) -> str:
+    """A table cell or list item as one line of plain text: formulas as text, the 〔source〕 marks dropped."""
+    text = re.sub(r"\s+", " ", re.sub(r"\s*〔[^〕]*〕\s*", " ", _readable_text(node)))
+    return re.sub(r" (?=[；，。、）」”])", "", text).strip().rstrip("；;。")
+
+
+def lesson_summaries(first_lesson: nbformat.NotebookNode, where: str) -> dict[str, str]:
+    """Each lesson's line on the home page, from lesson 00 (``first_lesson``), as plain text.
+
+    A lesson's line is its row of the course map (the table under the heading with
+    :data:`COURSE_MAP_SECTION`: what the learner measures there). Lesson 00, which holds the map
+    and has no row in it, is summed up by its own 学习目标 list.
+
+    Raises:
+        CourseInputError: lesson 00 has no course map table.
+    """
+    from bs4 import BeautifulSoup
+
+    summaries: dict[str, str] = {}
+    for cell in first_lesson.cells:
+        if cell.cell_type != "markdown":
+            continue
+        soup = BeautifulSoup(_markdown(cell.source), "html.parser")
+        goals = next((h for h in soup.find_all(["h2", "h3"]) if "学习目标" in h.get_text()), None)
+        listed = goals.find_next_sibling(["ul", "ol"]) if goals is not None else None
+        if listed is not None and "00" not in summaries:
+            summaries["00"] = "；".join(_plain_line(item) for item in listed.find_all("li")) + "。"
+        map_heading = next((h for h in soup.find_all(["h2", "h3"]) if COURSE_MAP_SECTION in h.get_text()), None)
+        table = map_heading.find_next_sibling("table") if map_heading is not None else None
+        for row in table.select("tbody tr") if table is not None else []:
+            columns = row.find_all("td")
+            if len(columns) >= 2 and re.fullmatch(r"\d\d", columns[0].get_text(strip=True)):
+                summaries[columns[0].get_text(strip=True)] = _plain_line(columns[-1]) + "。"
+    if len(summaries) < 2:
+        raise CourseInputError(f"{where} has no course map: a '## … {COURSE_MAP_SECTION}' section with a table "
+                               "(课 | 主题 | …) whose last column the website's home page shows")
+    return summaries
+
+
+def home_body(lessons: dict[str, "Page"], commands: list[str], repo_url: str | None,
+              summaries: dict[str, str] | None = None) -> str:
     """The home page's article: what the course is, for whom, the lessons (one line each), where to get it."""
+    summaries = summaries or {}
     rows = [{"number": number, "href": page.source, "title": re.sub(r"^第\s*\d+\s*课[：:]\s*", "", page.title),
-             "summary": LESSON_SUMMARIES.get(number, "")} for number, page in lessons.items()]
+             "summary": summaries.get(number, "")} for number, page in lessons.items()]
     return _environment().get_template("home.html").render(lessons=rows, commands=commands, repo_url=repo_url)
 
 
@@ -873,8 +902,10 @@ def collect_pages(notebooks_dir: Path = NOTEBOOKS_DIR, repo_url: str | None = No
         page.body = notebook_body(notebooks[number], page.source.split("/")[-1], figures)
         page.top = lesson_box(notebooks[number], number, lessons, commands, repo_url)
         images.update(figures.files)
+    first = min(notebooks)
+    summaries = lesson_summaries(notebooks[first], lessons[first].source)
     home = Page(name="index", title="注意力：从点积到句法偏置的 Transformer", nav_title="首页", group="", source="",
-                body=home_body(lessons, commands, repo_url))
+                body=home_body(lessons, commands, repo_url, summaries))
     cards = [_markdown_page(source, name, nav, "参考") for source, name, nav in CARDS]
     pages = [home, *lessons.values(), *cards]
     targets = {p.source: p.href for p in pages if p.source}
