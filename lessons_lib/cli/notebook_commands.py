@@ -31,7 +31,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--out", type=Path, default=Path("site"), help="the folder to write (default: site/)")
     p.add_argument("--repo-url", help="the course repository's address, shown on the home page and in each lesson's "
-                   "\"run it yourself\" box (without it the pages say that none was given)")
+                   "\"run it yourself\" box (default: the Repository or Homepage URL of pyproject.toml's "
+                   "[project.urls], as the installed package records it)")
     p.set_defaults(handler=run_site)
 
 

@@ -4,9 +4,10 @@
 ``python -m http.server``) and that loads nothing from another host:
 
 - a home page in Chinese for the course's reader (``site_assets/home.html``: what the course is, for
-  whom, each lesson with one line of :data:`LESSON_SUMMARIES`, where to get it: ``--repo-url``), the
-  lessons in course order with previous / next, the glossary, the data, parser and treebank cards
-  and README itself (a lesson's citation of a README section links to it);
+  whom, each lesson with its line of lesson 00's course map (:func:`lesson_summaries`), where to
+  get it: pyproject.toml's ``[project.urls]`` or ``--repo-url``), the lessons in course order with
+  previous / next, the glossary, the data, parser and treebank cards and README itself (a lesson's
+  citation of a README section links to it);
 - on each lesson page: its prerequisites (:data:`~lessons_lib.exercises.course_map.PREREQUISITES`),
   the wall time ``lessons execute`` recorded, the two commands to run it yourself (from README),
   every committed output (figures as files, displaCy trees as the notebook holds them);
@@ -65,21 +66,9 @@ CARDS = (
     ("data/treebank/README.md", "treebank", "树库说明"),
     ("README.md", "readme", "README（英文）"),
 )
-# The home page's one line per lesson (Chinese; the title beside it is the notebook's own). A lesson
-# missing here is listed with its title alone, and tests/test_site.py names it.
-LESSON_SUMMARIES = {
-    "00": "检查环境，看课程地图、三份来源和引用数字的规矩、术语表，以及练习怎样检查。",
-    "01": "softmax(QKᵀ/√d_k)V 一步步拆开：为什么除以 √d_k（实测雅可比矩阵），遮蔽、float16 与整行遮蔽。",
-    "02": "解码器状态作查询、编码器状态作键和值；宽度不同时点积打分不能用，双线性打分与加性打分可以；一个带注意力的 GRU seq2seq。",
-    "03": "拆分与合并头，与 torch.nn.MultiheadAttention 逐元素比较；key_padding_mask 与 0/1 遮蔽混用的静默错误；置换等变。",
-    "04": "正弦位置编码的公式与性质：PE(t+k) 是 PE(t) 的线性变换，点积只取决于偏移；字嵌入为什么乘以 √D。",
-    "05": "把零件装成编码器块：残差相加并归一化、逐位置前馈网络，Post-LN 与 Pre-LN 的梯度，预热。",
-    "06": "LCQMC 句对分类：先看清数据、做两个基线，再训练教材第 8 章的模型，用精确 McNemar 检验比较。",
-    "07": "依存树与树距离：分词不一致的代价、displaCy 画图、父节点数组的根约定、最近公共祖先与距离桶。",
-    "08": "句法偏置注意力：每个距离桶一个可学习的偏置，加在注意力分数上；一个必须用到句法的对照任务，以及样例上的消融。",
-    "09": "推理时不用句法分析器的四种办法：更小的分析器、缓存、距离预测器、去掉偏置，放在同一张表里比较。",
-    "10": "真实 LCQMC 上的研究：把种子当作单位读句法偏置的网格，区分“这几个模型”与“这个方法”，以及数据量研究的规程。",
-}
+# The home page's one line per lesson comes from lesson 00's course map: the table of its section
+# titled 课程地图 (課 | 主题 | 你会亲手测量的东西), one source that the lessons' authors keep current.
+COURSE_MAP_SECTION = "课程地图"
 _LESSON_FILE = re.compile(r"^(\d\d)_\w+\.ipynb$")
 _MATH = re.compile(r"\$\$.+?\$\$|\$[^$\n]+?\$", re.S)
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
@@ -99,6 +88,7 @@ class Page:
         toc: the page's own table of contents, ``(level, id, text)``.
         sections: its search entries (:func:`search_index`).
         math: whether its prose holds a formula (only then does the page load MathJax).
+        lang: the language of its prose (:func:`page_language`), the page's ``lang``.
     """
 
     name: str
@@ -111,6 +101,7 @@ class Page:
     toc: list[tuple[int, str, str]] = field(default_factory=list)
     sections: list[dict[str, str]] = field(default_factory=list)
     math: bool = False
+    lang: str = "zh-CN"
 
     @property
     def href(self) -> str:
@@ -311,15 +302,127 @@ class _Images:
 
     page: str
     files: dict[str, bytes] = field(default_factory=dict)
+    alts: set[str] = field(default_factory=set)
 
     def add(self, data: bytes, extension: str) -> str:
         name = f"images/{self.page}-{len(self.files) + 1:02d}.{extension}"
         self.files[name] = data
         return name
 
+    def unique_alt(self, alt: str) -> str:
+        """``alt``, numbered when an earlier figure of the page already has it (a cell drawing two figures)."""
+        chosen, n = alt, 2
+        while chosen in self.alts:
+            chosen, n = f"{alt}（第 {n} 张）", n + 1
+        self.alts.add(chosen)
+        return chosen
+
+
+# Where a figure's own words are in the code that draws it: titles first, then the axes' labels.
+_TITLE_CALLS = ("suptitle", "set_title", "title")
+_LABEL_CALLS = ("set_xlabel", "set_ylabel", "xlabel", "ylabel")
+_MAX_ALT = 200
+
+
+def _string_value(node) -> str | None:
+    """A string literal's text; an f-string's with each ``{…}`` as "…"; anything else ``None``."""
+    import ast
+
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    if isinstance(node, ast.JoinedStr):
+        text = "".join(part.value if isinstance(part, ast.Constant) else "…" for part in node.values)
+        return text if len(re.findall(r"\w", text)) >= 2 else None  # not a bare "{a} -> {b}"
+    return None
+
+
+def _figure_words(source: str) -> tuple[list[str], list[str]]:
+    """The titles (``set_title``, ``suptitle``, a ``title=`` argument) and axis labels a cell's code writes."""
+    import ast
+
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:  # a cell with IPython magic: no titles read
+        return [], []
+    titles, labels = [], []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+        first = _string_value(node.args[0]) if node.args else None
+        if first and name in _TITLE_CALLS:
+            (titles.insert(0, first) if name == "suptitle" else titles.append(first))
+        elif first and name in _LABEL_CALLS:
+            labels.append(first)
+        for keyword in node.keywords:
+            value = _string_value(keyword.value)
+            if value and keyword.arg == "title":
+                titles.append(value)
+            elif value and keyword.arg in ("xlabel", "ylabel"):
+                labels.append(value)
+    return titles, labels
+
+
+def _first_comment(source: str) -> str | None:
+    for line in source.splitlines():
+        text = line.strip()
+        if text.startswith("#") and not text.startswith(("#!", "# noqa", "# type:")):
+            return text.lstrip("#").strip() or None
+    return None
+
+
+def figure_alt(source: str, heading: str) -> str:
+    """The alt text of the figures a code cell draws, from what the figure says about itself.
+
+    Its titles (a suptitle first); else its axis labels, with the section it is drawn in
+    (``heading``); else the cell's first comment line; else the section alone. Line breaks inside
+    a title become spaces.
+    """
+    titles, labels = _figure_words(source)
+    unique = lambda texts: list(dict.fromkeys(" ".join(t.split()) for t in texts))  # noqa: E731
+    # A label worth reading alone: Chinese words, or four letters (not a bare "d_k").
+    labels = [label for label in unique(labels) if re.search(r"[\u4e00-\u9fff]", label) or len(re.findall(r"\w", label)) >= 4]
+    if titles:
+        alt = "图：" + "；".join(unique(titles)[:3])
+    elif labels:
+        alt = f"「{heading}」一节的图：" + " / ".join(labels[:2])
+    else:
+        alt = _first_comment(source) or f"「{heading}」一节的图"
+    return alt if len(alt) <= _MAX_ALT else alt[:_MAX_ALT - 1] + "…"
+
 
 def _text(value: str | list[str]) -> str:
     return "".join(value) if isinstance(value, list) else value
+
+
+# A printed table's row: text, a gap of two spaces or more, text (columns aligned with spaces).
+_COLUMN_GAP = re.compile(r"\S {2,}\S")
+TABLE_MIN_ROWS = 2  # consecutive rows with a column gap; a single line with a wide gap is prose
+
+
+def printed_text_html(text: str) -> str:
+    """Printed text as the body of a ``<pre>``: each printed table (rows with aligned columns) in its own block.
+
+    The ``<pre>`` wraps long lines as JupyterLab does; a table's block keeps its rows whole and
+    scrolls sideways on its own when it is wider than the page (``span.output-table``, styled in
+    ``site.css``), so its columns stay aligned.
+    """
+    lines = text.splitlines(keepends=True)
+    parts, run = [], []
+
+    def flush_run() -> None:
+        escaped = html.escape("".join(run))
+        parts.append(f'<span class="output-table">{escaped}</span>' if len(run) >= TABLE_MIN_ROWS else escaped)
+        run.clear()
+
+    for line in lines:
+        if _COLUMN_GAP.search(line):
+            run.append(line)
+            continue
+        flush_run()
+        parts.append(html.escape(line))
+    flush_run()
+    return "".join(parts)
 
 
 def _output_html(output: nbformat.NotebookNode, images: _Images, alt: str) -> str:
@@ -328,7 +431,7 @@ def _output_html(output: nbformat.NotebookNode, images: _Images, alt: str) -> st
 
     kind = output.get("output_type")
     if kind == "stream":
-        return f'<pre class="output stream-{output.get("name", "stdout")}">{html.escape(_text(output.text))}</pre>'
+        return f'<pre class="output stream-{output.get("name", "stdout")}">{printed_text_html(_text(output.text))}</pre>'
     if kind == "error":
         return f'<pre class="output error">{html.escape(_ANSI.sub("", chr(10).join(output.get("traceback", []))))}</pre>'
     data = output.get("data", {})
@@ -338,16 +441,37 @@ def _output_html(output: nbformat.NotebookNode, images: _Images, alt: str) -> st
         if mime in data:
             content = _text(data[mime])
             raw = content.encode("utf-8") if extension == "svg" else base64.b64decode(content)
-            return f'<div class="output output-image"><img src="{images.add(raw, extension)}" alt="{html.escape(alt)}"></div>'
+            src, alt = images.add(raw, extension), images.unique_alt(alt)
+            lang = "" if re.search(r"[\u4e00-\u9fff]", alt) else ' lang="en"'  # an English comment line
+            # Linked to itself: a tap on a phone opens the figure full size.
+            return (f'<div class="output output-image"><a class="figure-link" href="{src}" title="打开原图">'
+                    f'<img src="{src}" alt="{html.escape(alt)}"{lang}></a></div>')
     if "text/latex" in data:
         return f'<div class="output md">{html.escape(_text(data["text/latex"]))}</div>'
     if "text/plain" in data:
-        return f'<pre class="output">{html.escape(_text(data["text/plain"]))}</pre>'
+        return f'<pre class="output">{printed_text_html(_text(data["text/plain"]))}</pre>'
     return ""
 
 
+def merged_streams(outputs: Iterable[nbformat.NotebookNode]) -> list[nbformat.NotebookNode]:
+    """The outputs as JupyterLab shows them: consecutive stream outputs of one stream joined into one.
+
+    A cell's prints are stored as several stream outputs when the kernel flushed between them (a
+    table printed row by row); shown apart, one table would be drawn as two boxes.
+    """
+    merged: list[nbformat.NotebookNode] = []
+    for output in outputs:
+        last = merged[-1] if merged else None
+        if (output.get("output_type") == "stream" and last is not None and last.get("output_type") == "stream"
+                and last.get("name") == output.get("name")):
+            merged[-1] = nbformat.from_dict({**last, "text": _text(last.text) + _text(output.text)})
+        else:
+            merged.append(output)
+    return merged
+
+
 def _outputs_html(cell: nbformat.NotebookNode, images: _Images, alt: str) -> str:
-    return "".join(_output_html(output, images, alt) for output in cell.get("outputs", []))
+    return "".join(_output_html(output, images, alt) for output in merged_streams(cell.get("outputs", [])))
 
 
 def _code_html(source: str, label: str = "") -> str:
@@ -375,12 +499,24 @@ def _check_alone_html(cell: nbformat.NotebookNode, images: _Images, alt: str) ->
             f'</details></div>')
 
 
+def figure_alts(nb: nbformat.NotebookNode, name: str) -> dict[int, str]:
+    """Each code cell's :func:`figure_alt`, by cell index (the section is the last heading above the cell)."""
+    heading, alts = name, {}
+    for index, cell in enumerate(nb.cells):
+        if cell.cell_type == "markdown":
+            headings = re.findall(r"(?m)^#{1,6}\s+(.+?)\s*#*\s*$", cell.source)
+            heading = re.sub(r"[*`]", "", readable_math(headings[-1])) if headings else heading
+        elif cell.cell_type == "code":
+            alts[index] = figure_alt(cell.source, heading)
+    return alts
+
+
 def notebook_body(nb: nbformat.NotebookNode, name: str, images: _Images) -> str:
     """The cells of a committed notebook as HTML, outputs as they are (nothing is executed)."""
     exercises = find_exercises(nb, name)
     by_cell = {e.cell_index: e for e in exercises}
     checks = {e.check_index for e in exercises}
-    alt = f"{name} 的图"
+    alts = figure_alts(nb, name)
     parts = []
     for index, cell in enumerate(nb.cells):
         if cell.cell_type == "markdown":
@@ -390,11 +526,11 @@ def notebook_body(nb: nbformat.NotebookNode, name: str, images: _Images) -> str:
         elif index in by_cell:
             check = by_cell[index].check_index
             adjacent = check == index + 1
-            parts.append(_exercise_html(nb, index, check if adjacent else None, images, alt, f"{name} cell {index}"))
+            parts.append(_exercise_html(nb, index, check if adjacent else None, images, alts[index], f"{name} cell {index}"))
         elif index in checks and index - 1 not in by_cell:
-            parts.append(_check_alone_html(cell, images, alt))
+            parts.append(_check_alone_html(cell, images, alts[index]))
         elif index not in checks:
-            parts.append(f'<div class="cell">{_code_html(cell.source)}{_outputs_html(cell, images, alt)}</div>')
+            parts.append(f'<div class="cell">{_code_html(cell.source)}{_outputs_html(cell, images, alts[index])}</div>')
     return "\n".join(parts)
 
 
@@ -416,16 +552,86 @@ def check_repo_url(url: str | None) -> str | None:
     return url
 
 
+# pyproject.toml's [project.urls] labels that name the repository, the first one found wins.
+_REPOSITORY_LABELS = ("repository", "source", "source code", "homepage")
+
+
+def package_repo_url() -> str | None:
+    """The repository's address as the installed course package records it (pyproject.toml's ``[project.urls]``).
+
+    ``None`` when the package is not installed or names no Repository / Source / Homepage URL.
+    """
+    from importlib.metadata import PackageNotFoundError, metadata, packages_distributions
+
+    names = packages_distributions().get(__name__.split(".")[0], [])
+    for name in names:
+        try:
+            entries = metadata(name).get_all("Project-URL") or []
+        except PackageNotFoundError:
+            continue
+        urls = {label.strip().lower(): url.strip() for label, _, url in (e.partition(",") for e in entries)}
+        found = next((urls[label] for label in _REPOSITORY_LABELS if urls.get(label)), None)
+        if found:
+            return found
+    return None
+
+
+def site_repo_url(given: str | None) -> str | None:
+    """The address the site shows: ``--repo-url`` when given (checked), else :func:`package_repo_url`."""
+    return check_repo_url(given) if given is not None else package_repo_url()
+
+
 def _repo_line(repo_url: str | None) -> str:
     if repo_url is None:
-        return "构建本站时没有给出仓库地址（<code>lessons site --repo-url 地址</code>）；"
+        return "构建本站时没有给出仓库地址（pyproject.toml 的 <code>[project.urls]</code> 或 <code>lessons site --repo-url 地址</code>）；"
     return f'仓库：<a href="{html.escape(repo_url)}">{html.escape(repo_url)}</a>；'
 
 
-def home_body(lessons: dict[str, "Page"], commands: list[str], repo_url: str | None) -> str:
+def _plain_line(node) -> str:
+    """A table cell or list item as one line of plain text: formulas as text, the 〔source〕 marks dropped."""
+    text = re.sub(r"\s+", " ", re.sub(r"\s*〔[^〕]*〕\s*", " ", _readable_text(node)))
+    return re.sub(r" (?=[；，。、）」”])", "", text).strip().rstrip("；;。")
+
+
+def lesson_summaries(first_lesson: nbformat.NotebookNode, where: str) -> dict[str, str]:
+    """Each lesson's line on the home page, from lesson 00 (``first_lesson``), as plain text.
+
+    A lesson's line is its row of the course map (the table under the heading with
+    :data:`COURSE_MAP_SECTION`: what the learner measures there). Lesson 00, which holds the map
+    and has no row in it, is summed up by its own 学习目标 list.
+
+    Raises:
+        CourseInputError: lesson 00 has no course map table.
+    """
+    from bs4 import BeautifulSoup
+
+    summaries: dict[str, str] = {}
+    for cell in first_lesson.cells:
+        if cell.cell_type != "markdown":
+            continue
+        soup = BeautifulSoup(_markdown(cell.source), "html.parser")
+        goals = next((h for h in soup.find_all(["h2", "h3"]) if "学习目标" in h.get_text()), None)
+        listed = goals.find_next_sibling(["ul", "ol"]) if goals is not None else None
+        if listed is not None and "00" not in summaries:
+            summaries["00"] = "；".join(_plain_line(item) for item in listed.find_all("li")) + "。"
+        map_heading = next((h for h in soup.find_all(["h2", "h3"]) if COURSE_MAP_SECTION in h.get_text()), None)
+        table = map_heading.find_next_sibling("table") if map_heading is not None else None
+        for row in table.select("tbody tr") if table is not None else []:
+            columns = row.find_all("td")
+            if len(columns) >= 2 and re.fullmatch(r"\d\d", columns[0].get_text(strip=True)):
+                summaries[columns[0].get_text(strip=True)] = _plain_line(columns[-1]) + "。"
+    if len(summaries) < 2:
+        raise CourseInputError(f"{where} has no course map: a '## … {COURSE_MAP_SECTION}' section with a table "
+                               "(课 | 主题 | …) whose last column the website's home page shows")
+    return summaries
+
+
+def home_body(lessons: dict[str, "Page"], commands: list[str], repo_url: str | None,
+              summaries: dict[str, str] | None = None) -> str:
     """The home page's article: what the course is, for whom, the lessons (one line each), where to get it."""
+    summaries = summaries or {}
     rows = [{"number": number, "href": page.source, "title": re.sub(r"^第\s*\d+\s*课[：:]\s*", "", page.title),
-             "summary": LESSON_SUMMARIES.get(number, "")} for number, page in lessons.items()]
+             "summary": summaries.get(number, "")} for number, page in lessons.items()]
     return _environment().get_template("home.html").render(lessons=rows, commands=commands, repo_url=repo_url)
 
 
@@ -558,6 +764,8 @@ def _fix_links(soup, source: str, targets: dict[str, str]) -> None:
         if "anchor-link" in link.get("class", []):
             link.decompose()
             continue
+        if "figure-link" in link.get("class", []):
+            continue  # a figure's own image file, written beside the pages
         target = _resolve(link["href"], source, targets)
         if target is None:
             link.name, link.attrs = "span", {"class": "repo-path", "title": f"in the repository: {link['href']}"}
@@ -603,6 +811,7 @@ def finish_page(page: Page, targets: dict[str, str], terms: _Terms, readme_secti
     page.toc = _headings(soup)
     page.sections = _sections(soup, page.title)
     page.math = _has_math(soup)
+    page.lang = page_language(soup)
     title = soup.find("h1")
     if page.top and title is not None:  # the lesson's boxes right under its title
         title.insert_after(BeautifulSoup(page.top, "html.parser"))
@@ -637,6 +846,18 @@ def _readable_text(node) -> str:
     parts = [str(s) if s.find_parent(["code", "pre"]) else readable_math(str(s))
              for s in node.find_all(string=True) if isinstance(s, NavigableString)]
     return re.sub(r"\s+", " ", "".join(parts)).strip()  # "".join: a linked term stays part of its word
+
+
+def page_language(soup) -> str:
+    """``zh-CN`` when the page's prose (outside code) has at least as many Chinese characters as Latin words, else ``en``.
+
+    The lessons, the glossary and the home page are Chinese; README and the data cards are English
+    (quoting a Chinese example or two).
+    """
+    prose = " ".join(node for div in soup.select("div.md") for node in div.find_all(string=True)
+                     if not node.find_parent(["code", "pre"]))
+    chinese, words = len(re.findall(r"[\u4e00-\u9fff]", prose)), len(re.findall(r"[A-Za-z]+", prose))
+    return "zh-CN" if chinese >= words else "en"
 
 
 def _has_math(soup) -> bool:
@@ -681,8 +902,10 @@ def collect_pages(notebooks_dir: Path = NOTEBOOKS_DIR, repo_url: str | None = No
         page.body = notebook_body(notebooks[number], page.source.split("/")[-1], figures)
         page.top = lesson_box(notebooks[number], number, lessons, commands, repo_url)
         images.update(figures.files)
+    first = min(notebooks)
+    summaries = lesson_summaries(notebooks[first], lessons[first].source)
     home = Page(name="index", title="注意力：从点积到句法偏置的 Transformer", nav_title="首页", group="", source="",
-                body=home_body(lessons, commands, repo_url))
+                body=home_body(lessons, commands, repo_url, summaries))
     cards = [_markdown_page(source, name, nav, "参考") for source, name, nav in CARDS]
     pages = [home, *lessons.values(), *cards]
     targets = {p.source: p.href for p in pages if p.source}
@@ -740,7 +963,9 @@ def _assets(documents: dict[str, str]) -> dict[str, bytes]:
     files = {f"assets/{name}": (ASSETS_DIR / name).read_bytes() for name in SCRIPTS_AND_STYLES}
     files["assets/pygments.css"] = HtmlFormatter(cssclass="highlight").get_style_defs(".highlight").encode("utf-8")
     files.update(_mathjax_files())
-    files[f"assets/{FONT_FILE}"] = font_subset(cjk_characters("".join(documents.values())), flavor="woff")
+    # The scripts and styles write a few words too (the wide-table note): the subset holds them.
+    text = "".join(documents.values()) + "".join(files[f"assets/{name}"].decode("utf-8") for name in SCRIPTS_AND_STYLES)
+    files[f"assets/{FONT_FILE}"] = font_subset(cjk_characters(text), flavor="woff")
     return files
 
 
@@ -749,7 +974,8 @@ def build_site(out_dir: Path, notebooks_dir: Path = NOTEBOOKS_DIR, repo_url: str
 
     ``out_dir`` must be new, empty, or hold only files this course wrote there (an earlier
     site); every page is rendered before anything is written. ``repo_url``, the repository's
-    address, is shown on the home page and in each lesson's "run it yourself" box.
+    address, is shown on the home page and in each lesson's "run it yourself" box (``None``: the
+    address in the package's metadata, :func:`site_repo_url`).
 
     Raises:
         CourseInputError: ``out_dir`` is inside the notebooks folder or holds files the course
@@ -759,7 +985,7 @@ def build_site(out_dir: Path, notebooks_dir: Path = NOTEBOOKS_DIR, repo_url: str
     start = time.perf_counter()
     check_output_outside(out_dir, [notebooks_dir, DATA_DIR], flag="--out")
     _refuse_foreign(out_dir)  # before the work, and again under the folder's lock
-    pages, images = collect_pages(notebooks_dir, check_repo_url(repo_url))
+    pages, images = collect_pages(notebooks_dir, site_repo_url(repo_url))
     documents = render_pages(pages)
     documents["assets/search-index.js"] = search_index(pages)
     files: dict[str, bytes] = {name: text.encode("utf-8") for name, text in documents.items()}
