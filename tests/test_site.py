@@ -335,8 +335,12 @@ def test_the_home_page_is_chinese_and_lists_every_lesson(site):
     assert all(row.find_all("td")[2].get_text(strip=True) for row in rows)
     # By default the address comes from pyproject.toml's [project.urls], through the package's metadata.
     listed = re.search(r'(?ms)^\[project\.urls\].*?^Repository = "([^"]+)"', (REPO_ROOT / "pyproject.toml").read_text())
-    assert listed and soup.select_one(f'.run-yourself a[href="{listed.group(1)}"]'), listed
-    assert f"git clone {listed.group(1)}" in soup.select_one(".run-yourself").get_text()
+    if listed:
+        assert soup.select_one(f'.run-yourself a[href="{listed.group(1)}"]'), listed
+        assert f"git clone {listed.group(1)}" in soup.select_one(".run-yourself").get_text()
+    else:  # an address is never made up
+        assert "没有给出仓库地址" in soup.select_one(".run-yourself").get_text()
+        assert not soup.select_one(".run-yourself a[href^='http']")
     assert soup.select_one('article a[href="readme.html"]') and soup.select_one('article a[href="glossary.html"]')
     assert f"由 {len(LESSONS)} 个" in text
     assert variant_spellings(text, read_glossary()) == []
@@ -380,7 +384,7 @@ def test_the_repository_address_is_shown_where_given(tmp_path, capsys):
     home = home_body(pages, ["a", "b"], url)
     assert f"git clone {url}" in home and "没有给出仓库地址" not in home
     assert site_repo_url(url) == url  # --repo-url overrides the package's address
-    assert site_repo_url(None) == package_repo_url() and package_repo_url().startswith("https://")
+    assert site_repo_url(None) == package_repo_url()
     assert main(["site", "--out", str(tmp_path / "s"), "--repo-url", "not a url"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: --repo-url") and err.count("\n") == 1 and not (tmp_path / "s").exists()
@@ -738,3 +742,23 @@ def test_planted_html_neither_runs_nor_loads(hostile_site, browser):
         server.shutdown()
         server.server_close()
     assert ran == [None, None] and frames == 1 and watched.external == [], (ran, frames, watched.external)
+
+
+def test_the_repository_address_is_read_from_the_packages_project_urls(monkeypatch):
+    import importlib.metadata as metadata
+
+    from lessons_lib.website import site as site_module
+
+    class Recorded:
+        def __init__(self, urls):
+            self.urls = urls
+
+        def get_all(self, key):
+            return self.urls if key == "Project-URL" else None
+
+    monkeypatch.setattr(metadata, "packages_distributions", lambda: {"lessons_lib": ["attention-course"]})
+    for urls, expected in ((["Documentation, https://d.example", "Repository, https://r.example/c"], "https://r.example/c"),
+                           (["Homepage, https://h.example"], "https://h.example"),
+                           (["Documentation, https://d.example"], None), ([], None)):
+        monkeypatch.setattr(metadata, "metadata", lambda name, urls=urls: Recorded(urls))
+        assert site_module.package_repo_url() == expected
