@@ -539,7 +539,7 @@ class TestOnlyTheCoursesFiles:
         learner.mkdir()
         (learner / LESSON.name).write_text("my edited notebook", encoding="utf-8")
         code, _, err = _run(["student", LESSON, "--out", learner], capsys)
-        assert code == 2 and f"{learner} is not empty and holds files the course did not write there" in err
+        assert code == 2 and f"--out {learner} holds files the course did not write there" in err
         assert (learner / LESSON.name).read_text(encoding="utf-8") == "my edited notebook"
         out = tmp_path / "student"
         assert _run(["student", LESSON, "--out", out], capsys)[0] == 0
@@ -548,8 +548,110 @@ class TestOnlyTheCoursesFiles:
         nb.cells[0].source += "\n我的笔记"
         nbformat.write(nb, out / LESSON.name)
         code, _, err = _run(["student", LESSON, "--out", out], capsys)
-        assert code == 2 and f"or that were edited since ({LESSON.name})" in err
+        assert code == 2 and f"or that were changed since ({LESSON.name})" in err
         assert "我的笔记" in (out / LESSON.name).read_text(encoding="utf-8")
+
+
+
+USERS_BYTES = "我的 200 行\tmine\t1\n".encode("utf-8") * 200
+
+
+def _tiny_notebook(path: Path) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("x = 1")]), path)
+    return path
+
+
+def _written_by_the_course_as_something_else(path: Path) -> None:
+    """``path`` as a run folder's checkpoint or metrics are: recorded as the course's, but not as the command's output."""
+    from lessons_lib.files import record_written
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    record_written(path, USERS_BYTES)
+
+
+def _written_as_experiment_results(path: Path) -> None:
+    from lessons_lib.files import record_written
+    from lessons_lib.syntax_bias.results import RESULTS_KIND
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    record_written(path, USERS_BYTES, RESULTS_KIND)
+
+
+def _users_own(path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(USERS_BYTES)
+
+
+# Every command that writes an output path: the argv (with {tmp}), the file that must survive, who wrote it.
+OUTPUT_CASES = {
+    "build-sample over the user's splits": (["build-sample", "--out-dir", "{tmp}/mydata"], "mydata/train.tsv", _users_own),
+    "baseline over a run's checkpoint": (["baseline", "--out", "{tmp}/run/checkpoint.pt"], "run/checkpoint.pt",
+                                         _written_by_the_course_as_something_else),
+    "baseline over an experiment's results": (["baseline", "--out", "{tmp}/r.json"], "r.json", _written_as_experiment_results),
+    "baseline over the user's file": (["baseline", "--out", "{tmp}/mine.json"], "mine.json", _users_own),
+    "experiment over a run's metrics": (["experiment", "--control", "attachment", "--out", "{tmp}/run/metrics.json"],
+                                        "run/metrics.json", _written_by_the_course_as_something_else),
+    "experiment over the user's file": (["experiment", "--control", "attachment", "--out", "{tmp}/mine.json"],
+                                        "mine.json", _users_own),
+    "execute over the user's notebook": (["execute", "{tmp}/nb/good.ipynb", "--output-dir", "{tmp}/D"], "D/good.ipynb",
+                                         _users_own),
+    "site over the user's page": (["site", "--out", "{tmp}/web"], "web/index.html", _users_own),
+    "student over the user's notebook": (["student", str(LESSON), "--out", "{tmp}/mine"], f"mine/{LESSON.name}", _users_own),
+}
+
+
+class TestOutputsReplaceOnlyTheCoursesOwn:
+    """One rule for every --out, --out-dir and --output-dir: a new path, or the command's own earlier output."""
+
+    @pytest.mark.parametrize("case", list(OUTPUT_CASES))
+    def test_a_file_the_course_did_not_write_as_this_output_survives_byte_for_byte(self, tmp_path, capsys, case):
+        argv, kept, make = OUTPUT_CASES[case]
+        _tiny_notebook(tmp_path / "nb" / "good.ipynb")
+        make(tmp_path / kept)
+        code, out, err = _run([a.format(tmp=tmp_path) for a in argv], capsys)
+        line = _one_error_line(err)
+        assert code == 2, (out, err)
+        assert str(tmp_path / kept) in line or (str((tmp_path / kept).parent) in line and (tmp_path / kept).name in line)
+        assert "add --force to replace" in line and "choose a new" in line
+        assert (tmp_path / kept).read_bytes() == USERS_BYTES
+
+    def test_the_course_s_own_output_is_replaced_and_force_replaces_the_users(self, tmp_path, capsys):
+        out = tmp_path / "b.json"
+        assert _run(["baseline", "--out", out], capsys)[0] == 0
+        first = out.read_bytes()
+        assert _run(["baseline", "--out", out], capsys)[0] == 0  # its own earlier output: replaced, no flag needed
+        assert out.read_bytes() == first
+        _users_own(out)
+        assert _run(["baseline", "--out", out], capsys)[0] == 2 and out.read_bytes() == USERS_BYTES
+        code, _, err = _run(["baseline", "--out", out, "--force"], capsys)
+        assert code == 0 and err == ""
+        replaced, before = json.loads(out.read_bytes()), json.loads(first)
+        assert replaced.pop("command")[-1] == "--force" and before.pop("command")[-1] == str(out) and replaced == before
+
+    def test_a_sample_built_by_the_course_is_rebuilt_but_an_edited_split_is_kept(self, tmp_path, capsys):
+        out = tmp_path / "sample"
+        assert _run(["build-sample", "--out-dir", out], capsys)[0] == 0
+        first = _snapshot(out)
+        assert _run(["build-sample", "--out-dir", out], capsys)[0] == 0 and _snapshot(out) == first
+        (out / "dev.tsv").write_bytes(USERS_BYTES)
+        code, _, err = _run(["build-sample", "--out-dir", out], capsys)
+        assert code == 2 and "(dev.tsv)" in _one_error_line(err) and (out / "dev.tsv").read_bytes() == USERS_BYTES
+
+    def test_the_check_is_one_helper_keyed_by_the_kind_of_output(self, tmp_path):
+        from lessons_lib.files import check_output_file, check_output_folder, record_written
+
+        record_written(tmp_path / "a.json", "{}", "baselines file")
+        assert check_output_file(tmp_path / "a.json", "--out", kind="baselines file") == tmp_path / "a.json"
+        with pytest.raises(CourseInputError, match=r"is not a results file that the course wrote"):
+            check_output_file(tmp_path / "a.json", "--out", kind="results file")
+        assert check_output_file(tmp_path / "a.json", "--out", kind="results file", force=True)
+        record_written(tmp_path / "a.json", "{}")  # rewritten without a kind: no longer a baselines file
+        with pytest.raises(CourseInputError):
+            check_output_file(tmp_path / "a.json", "--out", kind="baselines file")
+        assert check_output_folder(tmp_path / "new", "--out-dir", ["a.json"], kind="x") == tmp_path / "new"
+        with pytest.raises(CourseInputError, match=r"--out-dir .* \(a.json\): choose a new or empty folder, or add --force"):
+            check_output_folder(tmp_path, "--out-dir", ["a.json", "b.json"], kind="x")
 
 
 class TestIdentityAndHints:

@@ -60,11 +60,15 @@ from pathlib import Path
 from typing import Mapping
 
 from lessons_lib.errors import CourseInputError, file_errors
-from lessons_lib.files import atomic_write_many, folder_lock
+from lessons_lib.files import folder_lock, record_many
 from lessons_lib.pairs.data import SPLITS, PairExample, char_overlap
 from lessons_lib.pairs.stats import (JACCARD_BINS, LCQMC_KINDS, LCQMC_MEASURED, SplitStatistics,
                                      jaccard_bin, split_statistics)
 from lessons_lib.paths import LCQMC_SAMPLE_DIR
+
+# What the files of `lessons build-sample` are, in their folder's manifest (only they are replaced without --force).
+SAMPLE_KIND = "split of `lessons build-sample`"
+SAMPLE_FILES = tuple(f"{split}.tsv" for split in SPLITS)
 
 __all__ = [
     "SOURCE_FILE",
@@ -796,8 +800,8 @@ def build_sample(source: str | Path = SOURCE_FILE, out_dir: str | Path = LCQMC_S
     with file_errors(out_dir, "create the folder"):
         out_dir.mkdir(parents=True, exist_ok=True)
     with folder_lock(out_dir):  # the three files are replaced together, or none of them
-        atomic_write_many({out_dir / f"{split}.tsv": "".join(f"{e.text_a}\t{e.text_b}\t{e.label}\n" for e in examples)
-                           for split, examples in splits.items()})
+        record_many(out_dir, {f"{split}.tsv": "".join(f"{e.text_a}\t{e.text_b}\t{e.label}\n" for e in examples)
+                              for split, examples in splits.items()}, SAMPLE_KIND)
     return SampleStats(families=len(families), templates=sum(len(f.templates) for f in families),
                        meanings=len(meanings), questions=len(by_text), topics=len({f.topic for f in families}),
                        statistics=split_statistics(splits))

@@ -26,6 +26,9 @@ from lessons_lib.files import BOOKKEEPING_NAMES
 from lessons_lib.syntax_bias.config import ExperimentConfig
 from lessons_lib.syntax_bias.registry import BASELINE, VARIANTS
 
+# What a file of `lessons experiment --out` is, in its folder's manifest (only such a file is replaced without --force).
+RESULTS_KIND = "results file of `lessons experiment`"
+
 __all__ = [
     "PROBABILITY_DIGITS",
     "Spread",

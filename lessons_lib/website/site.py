@@ -44,7 +44,7 @@ from lessons_lib.course.glossary import GLOSSARY_PATH, parse_glossary
 from lessons_lib.course.notebooks import METADATA_KEY, read_notebook
 from lessons_lib.errors import CourseInputError, file_errors
 from lessons_lib.exercises.course_map import PREREQUISITES
-from lessons_lib.files import folder_lock, foreign_entries, record_written
+from lessons_lib.files import check_output_folder, folder_lock, record_written
 from lessons_lib.paths import DATA_DIR, NOTEBOOKS_DIR, REPO_ROOT
 
 ASSETS_DIR = Path(__file__).with_name("site_assets")
@@ -744,12 +744,14 @@ def _assets(documents: dict[str, str]) -> dict[str, bytes]:
     return files
 
 
-def build_site(out_dir: Path, notebooks_dir: Path = NOTEBOOKS_DIR, repo_url: str | None = None) -> SiteReport:
+def build_site(out_dir: Path, notebooks_dir: Path = NOTEBOOKS_DIR, repo_url: str | None = None,
+               force: bool = False) -> SiteReport:
     """Write the course's website into ``out_dir`` from the committed notebooks and cards.
 
     ``out_dir`` must be new, empty, or hold only files this course wrote there (an earlier
     site); every page is rendered before anything is written. ``repo_url``, the repository's
-    address, is shown on the home page and in each lesson's "run it yourself" box.
+    address, is shown on the home page and in each lesson's "run it yourself" box. ``force``
+    (``--force``) replaces files of the same names that the course did not write.
 
     Raises:
         CourseInputError: ``out_dir`` is inside the notebooks folder or holds files the course
@@ -758,7 +760,7 @@ def build_site(out_dir: Path, notebooks_dir: Path = NOTEBOOKS_DIR, repo_url: str
     """
     start = time.perf_counter()
     check_output_outside(out_dir, [notebooks_dir, DATA_DIR], flag="--out")
-    _refuse_foreign(out_dir)  # before the work, and again under the folder's lock
+    check_output_folder(out_dir, "--out", force=force)  # before the work, and again under the folder's lock
     pages, images = collect_pages(notebooks_dir, check_repo_url(repo_url))
     documents = render_pages(pages)
     documents["assets/search-index.js"] = search_index(pages)
@@ -766,16 +768,16 @@ def build_site(out_dir: Path, notebooks_dir: Path = NOTEBOOKS_DIR, repo_url: str
     files.update(images)
     files.update(_assets(documents))
     files[".nojekyll"] = b""  # GitHub Pages: serve the folder as it is
-    written = _write_all(out_dir, files)
+    written = _write_all(out_dir, files, force)
     return SiteReport(pages=[p.href for p in pages] + ["search.html"], files=written,
                       size_bytes=sum(len(data) for data in files.values()), seconds=time.perf_counter() - start)
 
 
-def _write_all(out_dir: Path, files: dict[str, bytes]) -> list[Path]:
+def _write_all(out_dir: Path, files: dict[str, bytes], force: bool) -> list[Path]:
     with file_errors(out_dir, "create the folder"):
         out_dir.mkdir(parents=True, exist_ok=True)
     with folder_lock(out_dir):
-        _refuse_foreign(out_dir)
+        check_output_folder(out_dir, "--out", force=force)
         written = []
         for name, data in sorted(files.items()):
             target = out_dir / name
@@ -784,10 +786,3 @@ def _write_all(out_dir: Path, files: dict[str, bytes]) -> list[Path]:
             written.append(record_written(target, data))
     return written
 
-
-def _refuse_foreign(out_dir: Path) -> None:
-    foreign = foreign_entries(out_dir)
-    if foreign:
-        shown = ", ".join(foreign[:5]) + (f" and {len(foreign) - 5} more" if len(foreign) > 5 else "")
-        raise CourseInputError(f"{out_dir} holds files the course did not write there, or that were edited "
-                               f"since ({shown}): choose a new or empty folder (nothing was written)")
