@@ -431,9 +431,14 @@ class TestCtrlCOnTheConsole:
         assert command.returncode == 130 and out.strip().splitlines()[-1].startswith("interrupted; "), err
         assert err == "", err  # no traceback, no resource tracker warning
 
-    def test_experiment_killed_leaves_no_worker_behind(self, tmp_path):
+    @pytest.mark.slow
+    @pytest.mark.parametrize("when", ["workers start", "workers train"])
+    def test_experiment_killed_leaves_no_worker_behind_and_nothing_on_stderr(self, tmp_path, when):
         command = _experiment_with_workers(tmp_path / "r.json")
-        _until(lambda: len(list((tmp_path / "r_runs").glob("*/checkpoint.pt"))) >= 1)  # the workers train
+        if when == "workers start":  # the workers and the resource tracker run; the workers read their data
+            _until(lambda: len(_children(command.pid)) >= 3)
+        else:
+            _until(lambda: len(list((tmp_path / "r_runs").glob("*/checkpoint.pt"))) >= 1)
         workers = _children(command.pid)
         assert len(workers) >= 2
         command.kill()  # SIGKILL: the parent cleans nothing up
@@ -444,7 +449,8 @@ class TestCtrlCOnTheConsole:
             for pid in workers:
                 if _running(pid):
                     os.kill(pid, signal.SIGKILL)
-        command.communicate(timeout=30)
+        _, err = command.communicate(timeout=60)  # the pipe ends when the workers and the tracker have
+        assert err == "", err  # no worker's UnpicklingError, no "leaked semaphore objects"
 
 
 class TestCtrlC:

@@ -617,3 +617,23 @@ def test_planted_html_neither_runs_nor_loads(hostile_site, browser):
         server.shutdown()
         server.server_close()
     assert ran == [None, None] and frames == 1 and watched.external == [], (ran, frames, watched.external)
+
+
+# A 1×1 PNG, as Jupyter stores a picture pasted into a markdown cell (base64 in the cell's attachments).
+PIXEL_PNG = ("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==")
+
+
+def test_a_picture_pasted_into_a_markdown_cell_is_a_file_and_a_missing_one_its_alt_text():
+    import base64
+
+    from lessons_lib.website.site import _Images, notebook_body
+
+    cell = nbformat.v4.new_markdown_cell("![a pasted plot](attachment:image.png) and ![gone](attachment:other.png)")
+    cell["attachments"] = {"image.png": {"image/png": PIXEL_PNG}}
+    nb = nbformat.v4.new_notebook(cells=[cell, nbformat.v4.new_markdown_cell("![never pasted](attachment:x.png)")])
+    images = _Images("p")
+    body = notebook_body(nb, "p.ipynb", images)
+    assert images.files == {"images/p-01.png": base64.b64decode(PIXEL_PNG)}
+    assert '<img alt="a pasted plot" src="images/p-01.png"' in body or 'src="images/p-01.png"' in body
+    assert "[gone]" in body and "[never pasted]" in body and "attachment:" not in body
+

@@ -534,3 +534,17 @@ def test_the_run_script_writes_the_files_the_plan_reads(tmp_path, group, fractio
     done.write_text("{}", encoding="utf-8")
     again = subprocess.run(["bash", str(script), "todo", group], capture_output=True, text=True, timeout=60)
     assert again.stdout.splitlines() == listed[1:]
+
+
+def test_one_complete_seed_per_fraction_prints_every_table_without_a_traceback(tmp_path, capsys):
+    from lessons_lib.cli import main
+
+    folder = tmp_path / "study"
+    for fraction, seed in ((0.01, 100), (0.03, 300), (0.1, 1000)):
+        for arm in ("none", "learned", "hard_mask"):
+            _write(folder, fraction, f"matchflags-{arm}-seed{seed}", _result(fraction, arm, seed, 60 - (arm != "none")))
+    assert main(["study", str(folder), "--partial"]) == 0
+    out = capsys.readouterr().out
+    power = out.split("== power at the spread measured\n")[1].split("\n== ")[0]
+    assert "no primary contrast has two complete seeds yet" in power and "Traceback" not in out
+

@@ -223,10 +223,46 @@ def _slug(text: str, taken: set[str]) -> str:
     return slug
 
 
-def _markdown(text: str) -> str:
-    from nbconvert.filters.markdown_mistune import markdown2html_mistune
+# Pictures pasted into a markdown cell (its ``attachments``) that the site writes as image files, by type.
+_ATTACHMENT_TYPES = {"image/png": "png", "image/jpeg": "jpg", "image/gif": "gif", "image/webp": "webp"}
 
-    return sanitise_html(markdown2html_mistune(text))
+
+def _markdown(text: str, attachments: dict | None = None, images: _Images | None = None) -> str:
+    """A markdown cell (or file) as sanitised HTML; its pasted pictures (``attachment:NAME``) become image files."""
+    from nbconvert.filters.markdown_mistune import MarkdownWithMath
+
+    renderer = _attachment_renderer()(escape=False, attachments=attachments or {})
+    renderer.images = images
+    return sanitise_html(MarkdownWithMath(renderer=renderer).render(text))
+
+
+def _attachment_renderer() -> type:
+    """nbconvert's renderer, except that a picture the cell does not hold (or not as an image) is its alt text.
+
+    nbconvert raises ``InvalidNotebook: missing attachment`` for those; the site shows the rest of the lesson.
+    """
+    import base64
+    import binascii
+
+    from nbconvert.filters.markdown_mistune import IPythonRenderer
+
+    class AttachmentRenderer(IPythonRenderer):
+        images: _Images | None = None
+
+        def image(self, text: str, url: str, title: str | None = None) -> str:
+            if not url.startswith("attachment:"):
+                return super().image(text, url, title)
+            found = self.attachments.get(url[len("attachment:"):])
+            kind = next((t for t in _ATTACHMENT_TYPES if isinstance(found, dict) and isinstance(found.get(t), str)), None)
+            try:
+                data = base64.b64decode(_text(found[kind]), validate=False) if kind and self.images else b""
+            except (binascii.Error, ValueError):
+                data = b""
+            if not data:  # missing, not an image, or undecodable: the alt text stays readable
+                return f'<span class="missing-picture">[{html.escape(text or url)}]</span>'
+            return super().image(text, self.images.add(data, _ATTACHMENT_TYPES[kind]), title)
+
+    return AttachmentRenderer
 
 
 # --- notebook HTML, sanitised: nothing runs and nothing loads from another host ----------------------
@@ -384,7 +420,7 @@ def notebook_body(nb: nbformat.NotebookNode, name: str, images: _Images) -> str:
     parts = []
     for index, cell in enumerate(nb.cells):
         if cell.cell_type == "markdown":
-            parts.append(f'<div class="md tex2jax_process">{_markdown(cell.source)}</div>')
+            parts.append(f'<div class="md tex2jax_process">{_markdown(cell.source, cell.get("attachments"), images)}</div>')
         elif cell.cell_type != "code":
             continue
         elif index in by_cell:
