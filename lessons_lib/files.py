@@ -151,7 +151,8 @@ def _lock_owner(lock: Path) -> int | None:
 
 
 def _clear_hint(lock: Path) -> str:
-    return f"if no command is running there, remove it (rm -r '{lock}') and run again"
+    remove = "rm -r" if lock.is_dir() and not lock.is_symlink() else "rm"
+    return f"if no command is running there, remove it ({remove} '{lock}') and run again"
 
 
 def _open_lock(lock: Path, target: Path) -> int:
@@ -161,6 +162,9 @@ def _open_lock(lock: Path, target: Path) -> int:
     try:
         return os.open(lock, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o644)
     except OSError as error:
+        if not os.path.lexists(lock):  # nothing to remove: the folder itself refuses a new file (read-only, no permission)
+            raise CourseInputError(f"{target}: cannot create its lock file {lock} ({error.strerror}): the command "
+                                   f"writes in {lock.parent}; make it writable, or choose another folder") from None
         raise CourseInputError(f"{target}: cannot open its lock file {lock} ({error.strerror}); "
                                f"{_clear_hint(lock)}") from None
 

@@ -227,7 +227,29 @@ class TestLockFilesAndManifest:
         code, _, err = _train(out, capsys)
         line = _one_error_line(err)
         assert code == 2 and f"{out}: its lock {out / LOCK_NAME} is not a plain file" in line
-        assert f"remove it (rm -r '{out / LOCK_NAME}')" in line and "in use" not in line
+        remove = "rm -r" if kind == "folder" else "rm"  # a link is a file to rm, a folder needs -r
+        assert f"remove it ({remove} '{out / LOCK_NAME}')" in line and "in use" not in line
+
+    def test_a_read_only_folder_is_named_and_no_missing_lock_is_to_be_removed(self, tmp_path, capsys, monkeypatch):
+        import errno
+
+        from lessons_lib import files
+
+        out = tmp_path / "run"
+        out.mkdir()
+        real = os.open
+
+        def read_only(path, flags, *args, **kwargs):  # as a read-only mount answers, for root too
+            if Path(path).name == LOCK_NAME and flags & os.O_CREAT and not os.path.lexists(path):
+                raise OSError(errno.EROFS, os.strerror(errno.EROFS), str(path))
+            return real(path, flags, *args, **kwargs)
+
+        monkeypatch.setattr(files.os, "open", read_only)
+        code, _, err = _train(out, capsys)
+        line = _one_error_line(err)
+        assert code == 2 and f"{out}: cannot create its lock file {out / LOCK_NAME} (Read-only file system)" in line
+        assert line.endswith(f"writes in {out}; make it writable, or choose another folder")
+        assert "rm " not in line and not os.path.lexists(out / LOCK_NAME)
 
     @pytest.mark.parametrize("fails", ["the file", "the final manifest"])
     def test_a_fault_between_file_and_manifest_never_disowns_the_courses_file(self, tmp_path, monkeypatch, fails):

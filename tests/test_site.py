@@ -637,3 +637,14 @@ def test_a_picture_pasted_into_a_markdown_cell_is_a_file_and_a_missing_one_its_a
     assert '<img alt="a pasted plot" src="images/p-01.png"' in body or 'src="images/p-01.png"' in body
     assert "[gone]" in body and "[never pasted]" in body and "attachment:" not in body
 
+
+def test_backslashed_sources_that_browsers_read_as_another_host_are_removed():
+    from bs4 import BeautifulSoup
+
+    from lessons_lib.website.site import _markdown
+
+    for fragment in ('<img src="\\\\evil.example/a.png">', '<img src="/\\evil.example/b.png">',
+                     '<img src="\\/evil.example/c.png">', '<img src=" \\\\evil.example/d.png">'):
+        assert BeautifulSoup(sanitise_html(fragment), "html.parser").img.get("src") is None, fragment
+    assert "evil.example" not in _markdown('text <img src="\\\\evil.example/e.png" alt="e">')  # HTML in a cell
+    assert 'src="images/own.png"' in sanitise_html('<img src="images/own.png">')  # the site's own files stay

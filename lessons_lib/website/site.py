@@ -292,7 +292,8 @@ def _safe_url(url: str, loads: bool) -> bool:
     Links may point anywhere on the web (they load nothing until followed) but never run script;
     sources must be the site's own files or data images.
     """
-    bare = re.sub(r"[\x00-\x20\x7f]", "", url)
+    # Browsers read a backslash in a URL as a slash: "\\host/x" is "//host/x", another host.
+    bare = re.sub(r"[\x00-\x20\x7f]", "", url).replace("\\", "/")
     parts = urlsplit(bare)
     if loads:
         return (not parts.scheme and not parts.netloc) or bool(_DATA_IMAGE.match(bare))
