@@ -52,6 +52,7 @@ __all__ = [
     "record_many",
     "check_output_file",
     "check_output_folder",
+    "output_refused",
     "foreign_entries",
 ]
 
@@ -356,9 +357,19 @@ def check_output_file(path: str | os.PathLike, flag: str, inputs: Sequence[str |
             raise CourseInputError(f"{flag} {path} is inside the data folder {folder} that the command reads: "
                                    "choose a file outside it")
     if not force and (path.is_symlink() or (path.exists() and not written_by_course(path, kind))):
-        raise CourseInputError(f"{flag} {path} already exists and is not a {kind} that the course wrote (or it was "
-                               f"changed since): choose a new file, or add --force to replace it")
+        raise output_refused(flag, path, f"already exists and is not a {kind} that the course wrote (or it was "
+                                         "changed since)", "file")
     return path
+
+
+def output_refused(flag: str, path: str | os.PathLike, why: str, new: str = "folder") -> CourseInputError:
+    """The one message of every refused output: the flag, the path, why, and the two ways on (a new path, ``--force``).
+
+    ``new``: ``"file"`` or ``"folder"``, what the user should choose instead.
+    """
+    instead = "a new file" if new == "file" else "a new or empty folder"
+    return CourseInputError(f"{flag} {path} {why}: choose {instead}, or add --force to replace "
+                            f"{'it' if new == 'file' else 'them'} (nothing was written)")
 
 
 def check_output_folder(folder: str | os.PathLike, flag: str, names: Sequence[str] | None = None, *,
@@ -384,8 +395,7 @@ def check_output_folder(folder: str | os.PathLike, flag: str, names: Sequence[st
     if foreign:
         shown = ", ".join(foreign[:5]) + (f" and {len(foreign) - 5} more" if len(foreign) > 5 else "")
         what = "files the course did not write there" if kind is None else f"files that are not a {kind} the course wrote"
-        raise CourseInputError(f"{flag} {folder} holds {what}, or that were changed since ({shown}): choose a new or "
-                               "empty folder, or add --force to replace them (nothing was written)")
+        raise output_refused(flag, folder, f"holds {what}, or that were changed since ({shown})")
     return folder
 
 

@@ -673,6 +673,10 @@ OUTPUT_CASES = {
                                          _users_own),
     "site over the user's page": (["site", "--out", "{tmp}/web"], "web/index.html", _users_own),
     "student over the user's notebook": (["student", str(LESSON), "--out", "{tmp}/mine"], f"mine/{LESSON.name}", _users_own),
+    "train-parser over the user's pipeline": (["train-parser", "--ud-dir", "{tmp}/nb", "--output", "{tmp}/pipeline"],
+                                              "pipeline/meta.json", _users_own),
+    "train-parser over the user's scores": (["train-parser", "--ud-dir", "{tmp}/nb", "--scores", "{tmp}/s.json"], "s.json",
+                                            _users_own),
 }
 
 
@@ -704,6 +708,7 @@ class TestOutputsReplaceOnlyTheCoursesOwn:
         replaced, before = json.loads(out.read_bytes()), json.loads(first)
         assert replaced.pop("command")[-1] == "--force" and before.pop("command")[-1] == str(out) and replaced == before
 
+    @pytest.mark.slow
     def test_a_sample_built_by_the_course_is_rebuilt_but_an_edited_split_is_kept(self, tmp_path, capsys):
         out = tmp_path / "sample"
         assert _run(["build-sample", "--out-dir", out], capsys)[0] == 0
@@ -712,6 +717,16 @@ class TestOutputsReplaceOnlyTheCoursesOwn:
         (out / "dev.tsv").write_bytes(USERS_BYTES)
         code, _, err = _run(["build-sample", "--out-dir", out], capsys)
         assert code == 2 and "(dev.tsv)" in _one_error_line(err) and (out / "dev.tsv").read_bytes() == USERS_BYTES
+
+    def test_a_parser_the_course_trained_is_recognised_by_its_meta(self, tmp_path):
+        from lessons_lib.syntax.parser_training import check_parser_output
+
+        assert check_parser_output(REPO_ROOT / "data" / "parser" / "zh_course_parser") is not None  # the shipped one
+        (tmp_path / "p").mkdir()
+        (tmp_path / "p" / "meta.json").write_text('{"name": "my_parser"}', encoding="utf-8")  # a spaCy pipeline, not ours
+        with pytest.raises(CourseInputError, match=r"--output .* not a parser the course trained"):
+            check_parser_output(tmp_path / "p")
+        assert check_parser_output(tmp_path / "p", force=True) == tmp_path / "p"
 
     def test_the_check_is_one_helper_keyed_by_the_kind_of_output(self, tmp_path):
         from lessons_lib.files import check_output_file, check_output_folder, record_written
