@@ -718,6 +718,21 @@ class TestOutputsReplaceOnlyTheCoursesOwn:
         code, _, err = _run(["build-sample", "--out-dir", out], capsys)
         assert code == 2 and "(dev.tsv)" in _one_error_line(err) and (out / "dev.tsv").read_bytes() == USERS_BYTES
 
+    @pytest.mark.slow
+    def test_an_executed_copy_is_replaced_by_the_next_run_but_not_once_edited(self, tmp_path, capsys):
+        notebook = _tiny_notebook(tmp_path / "nb" / "good.ipynb")
+        out = tmp_path / "D"
+        assert _run(["execute", notebook, "--output-dir", out], capsys)[0] == 0
+        assert _run(["execute", notebook, "--output-dir", out], capsys)[0] == 0  # its own copy: replaced
+        nb = nbformat.read(out / "good.ipynb", as_version=4)
+        nb.cells[0].source += "  # 我的笔记"
+        nbformat.write(nb, out / "good.ipynb")
+        edited = (out / "good.ipynb").read_bytes()
+        code, _, err = _run(["execute", notebook, "--output-dir", out], capsys)
+        assert code == 2 and "(good.ipynb)" in _one_error_line(err) and (out / "good.ipynb").read_bytes() == edited
+        assert _run(["execute", notebook, "--output-dir", out, "--force"], capsys)[0] == 0
+        assert "我的笔记" not in (out / "good.ipynb").read_text(encoding="utf-8")
+
     def test_a_parser_the_course_trained_is_recognised_by_its_meta(self, tmp_path):
         from lessons_lib.syntax.parser_training import check_parser_output
 
