@@ -338,13 +338,14 @@ def record_via(path: str | os.PathLike, writer: Callable[[Path], object], kind: 
 
 
 def check_output_file(path: str | os.PathLike, flag: str, inputs: Sequence[str | os.PathLike] = (), *,
-                      kind: str, force: bool = False) -> Path:
+                      kind: str, force: bool = False, recognise: Callable[[Path], bool] | None = None) -> Path:
     """Refuse an output file inside a folder the command reads, or an existing file that is not the course's ``kind``.
 
     The file may be new, or an output of the same ``kind`` that the course wrote and nobody
-    changed since; ``force`` (the command's ``--force``) replaces any file. Call it before
-    any work; write the file with :func:`record_written` or :func:`record_via` and the same
-    ``kind``, so that the next run may replace it.
+    changed since; ``force`` (the command's ``--force``) replaces any file. A file the course
+    recorded before outputs had kinds counts when ``recognise(path)`` (its own format) says it
+    is one. Call it before any work; write the file with :func:`record_written` or
+    :func:`record_via` and the same ``kind``, so that the next run may replace it.
 
     Raises:
         CourseInputError: naming the flag, the file, why, and how to go on.
@@ -356,10 +357,18 @@ def check_output_file(path: str | os.PathLike, flag: str, inputs: Sequence[str |
         if folder in resolved.parents:
             raise CourseInputError(f"{flag} {path} is inside the data folder {folder} that the command reads: "
                                    "choose a file outside it")
-    if not force and (path.is_symlink() or (path.exists() and not written_by_course(path, kind))):
+    if not force and (path.is_symlink() or (path.exists() and not _replaceable(path, kind, recognise))):
         raise output_refused(flag, path, f"already exists and is not a {kind} that the course wrote (or it was "
                                          "changed since)", "file")
     return path
+
+
+def _replaceable(path: Path, kind: str, recognise: Callable[[Path], bool] | None) -> bool:
+    """Whether ``path`` is the course's output of ``kind``: recorded so, or recorded without a kind and of its format."""
+    if written_by_course(path, kind):
+        return True
+    recorded_without_kind = path.name not in _read_kinds(path.parent) and written_by_course(path)
+    return recorded_without_kind and recognise is not None and recognise(path)
 
 
 def output_refused(flag: str, path: str | os.PathLike, why: str, new: str = "folder") -> CourseInputError:

@@ -30,7 +30,7 @@ import torch
 
 from lessons_lib.cli import build_parser, main
 from lessons_lib.errors import CourseInputError
-from lessons_lib.files import LOCK_NAME
+from lessons_lib.files import LOCK_NAME, MANIFEST_NAME
 from lessons_lib.paths import LCQMC_ENV_VAR, LCQMC_SAMPLE_DIR, NOTEBOOKS_DIR, REPO_ROOT
 
 TINY = ["--limit-train", "24", "--d-model", "16", "--d-ff", "16", "--n-heads", "2", "--epochs", "1",
@@ -331,10 +331,11 @@ class TestFullDisk:
         for name in ("train.tsv", "dev.tsv", "test.tsv"):
             shutil.copy(LCQMC_SAMPLE_DIR / name, disk / name)
         before = _snapshot(disk)
-        code, _, err = _run(["build-sample", "--out-dir", disk, "--seed", "7"], capsys)
+        code, _, err = _run(["build-sample", "--out-dir", disk, "--seed", "7", "--force"], capsys)  # not the course's
         line = _one_error_line(err)
         assert code == 2 and "No space left on device" in line and str(disk) in line
-        assert _snapshot(disk) == before  # the old three files, byte for byte; no temporary file left
+        after = {name: data for name, data in _snapshot(disk).items() if name != MANIFEST_NAME}  # the record may stay
+        assert after == before  # the old three files, byte for byte; no temporary file left
         from lessons_lib.pairs.data import load_lcqmc
 
         assert len(load_lcqmc(disk).train) > 0
@@ -701,6 +702,10 @@ class TestOutputsReplaceOnlyTheCoursesOwn:
         first = out.read_bytes()
         assert _run(["baseline", "--out", out], capsys)[0] == 0  # its own earlier output: replaced, no flag needed
         assert out.read_bytes() == first
+        manifest = json.loads((tmp_path / MANIFEST_NAME).read_text(encoding="utf-8"))
+        del manifest["kinds"]  # as the course recorded its outputs before they had kinds: the file's format decides
+        (tmp_path / MANIFEST_NAME).write_text(json.dumps(manifest), encoding="utf-8")
+        assert _run(["baseline", "--out", out], capsys)[0] == 0
         _users_own(out)
         assert _run(["baseline", "--out", out], capsys)[0] == 2 and out.read_bytes() == USERS_BYTES
         code, _, err = _run(["baseline", "--out", out, "--force"], capsys)
@@ -751,11 +756,17 @@ class TestOutputsReplaceOnlyTheCoursesOwn:
         with pytest.raises(CourseInputError, match=r"is not a results file that the course wrote"):
             check_output_file(tmp_path / "a.json", "--out", kind="results file")
         assert check_output_file(tmp_path / "a.json", "--out", kind="results file", force=True)
-        record_written(tmp_path / "a.json", "{}")  # rewritten without a kind: no longer a baselines file
+        record_written(tmp_path / "a.json", "{}")  # recorded without a kind (as before kinds): its format decides
         with pytest.raises(CourseInputError):
             check_output_file(tmp_path / "a.json", "--out", kind="baselines file")
+        with pytest.raises(CourseInputError):
+            check_output_file(tmp_path / "a.json", "--out", kind="baselines file", recognise=lambda path: False)
+        assert check_output_file(tmp_path / "a.json", "--out", kind="baselines file", recognise=lambda path: True)
+        (tmp_path / "b.json").write_text("{}", encoding="utf-8")  # never recorded: its format is not asked
+        with pytest.raises(CourseInputError):
+            check_output_file(tmp_path / "b.json", "--out", kind="baselines file", recognise=lambda path: True)
         assert check_output_folder(tmp_path / "new", "--out-dir", ["a.json"], kind="x") == tmp_path / "new"
-        with pytest.raises(CourseInputError, match=r"--out-dir .* \(a.json\): choose a new or empty folder, or add --force"):
+        with pytest.raises(CourseInputError, match=r"--out-dir .* \(a.json, b.json\): choose a new or empty folder, or add --force"):
             check_output_folder(tmp_path, "--out-dir", ["a.json", "b.json"], kind="x")
 
 

@@ -69,13 +69,13 @@ def run_baseline(args: argparse.Namespace) -> int:
     from lessons_lib.evaluation.baselines import compute_baselines
 
     if args.out is not None:  # before any work: a folder given as the file is one line now, not after reading
-        from lessons_lib.evaluation.baselines import BASELINES_KIND
+        from lessons_lib.evaluation.baselines import BASELINES_KIND, is_baselines_file
         from lessons_lib.files import check_output_file
         from lessons_lib.pairs.data import resolve_data_dir
 
         check_not_a_folder(args.out, "--out")
         check_output_file(args.out, "--out", [resolve_data_dir(args.data_dir).path], kind=BASELINES_KIND,
-                          force=args.force)
+                          force=args.force, recognise=is_baselines_file)
     data = _load(args)
     baselines = compute_baselines(data.train.examples, data.dev.examples, data.test.examples)
     print(baselines.report())

@@ -133,7 +133,7 @@ def run_experiment_command(args: argparse.Namespace) -> int:
     from lessons_lib.files import check_output_file, file_lock, record_via
     from lessons_lib.pairs.data import resolve_data_dir
     from lessons_lib.syntax_bias.experiment import run_experiment
-    from lessons_lib.syntax_bias.results import RESULTS_KIND
+    from lessons_lib.syntax_bias.results import RESULTS_KIND, is_results_file
     from lessons_lib.validation import check_int, check_not_a_file, check_not_a_folder
 
     config = config_from_args(args)
@@ -144,7 +144,7 @@ def run_experiment_command(args: argparse.Namespace) -> int:
         raise CourseInputError("--device cuda was asked for but torch sees no CUDA device")
     check_not_a_folder(args.out, "--out")
     check_output_file(args.out, "--out", [] if args.control is not None else [resolve_data_dir(args.data_dir).path],
-                      kind=RESULTS_KIND, force=args.force)
+                      kind=RESULTS_KIND, force=args.force, recognise=is_results_file)
     work_dir = _work_dir(args)
     for flag, folder in (("--work-dir", work_dir), ("--cache-dir", args.cache_dir)):
         if folder is not None:

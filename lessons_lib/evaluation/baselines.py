@@ -178,6 +178,15 @@ def save_baselines(baselines: Baselines, path: str | Path, pairs_sha256: Mapping
     return record_written(path, json.dumps(record, indent=1, ensure_ascii=False) + "\n", BASELINES_KIND)
 
 
+def is_baselines_file(path: str | Path) -> bool:
+    """Whether ``path`` reads as a file of :func:`save_baselines` (its own format, whoever recorded it)."""
+    try:
+        load_baselines(path)
+    except CourseInputError:
+        return False
+    return True
+
+
 def load_baselines(path: str | Path, expected_sha256: Mapping[str, str] | None = None) -> dict:
     """Read a file of :func:`save_baselines`; with ``expected_sha256``, refuse one made on other pairs."""
     path = Path(path)

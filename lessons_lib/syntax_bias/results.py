@@ -52,6 +52,15 @@ __all__ = [
 PROBABILITY_DIGITS = 6
 
 
+def is_results_file(path: str | Path) -> bool:
+    """Whether ``path`` reads as a file of ``lessons experiment`` (its own format, whoever recorded it)."""
+    try:
+        ExperimentResult.load(path)
+    except CourseInputError:
+        return False
+    return True
+
+
 def results_paths(folder: str | Path, recursive: bool = False) -> list[Path]:
     """The results files of ``folder``: its ``*.json`` (with ``recursive``, its subfolders' too), sorted,
     leaving out the course's bookkeeping beside them (the manifest of the files a command wrote)."""
