@@ -14,9 +14,14 @@
   simply taken; one that cannot be opened (a folder, no permission) is an error saying how
   to clear it.
 - :func:`record_written` / :func:`written_by_course`: a folder's manifest
-  (:data:`MANIFEST_NAME`) holds the SHA-256 of every file the course wrote there. A file
-  counts as the course's only while its bytes are the ones recorded: a file of the same name
-  that the user wrote or edited is never removed or overwritten as if it were the course's.
+  (:data:`MANIFEST_NAME`) holds the SHA-256 of every file the course wrote there, and what
+  kind of output it is (a baselines file, an experiment's results …). A file counts as the
+  course's only while its bytes are the ones recorded: a file of the same name that the user
+  wrote or edited is never removed or overwritten as if it were the course's.
+- :func:`check_output_file` / :func:`check_output_folder`: the one rule of every ``--out``,
+  ``--out-dir`` and ``--output-dir``. A command writes only a new path, or over an output of
+  its own kind that the course wrote and nobody changed since; anything else is refused in one
+  line naming the file and how to go on (a new path, or ``--force``), before any work.
 """
 
 from __future__ import annotations
@@ -26,7 +31,6 @@ import fcntl
 import hashlib
 import json
 import os
-import sys
 from pathlib import Path
 from typing import Callable, Iterator, Mapping, Sequence
 
@@ -44,7 +48,10 @@ __all__ = [
     "record_written",
     "record_via",
     "written_by_course",
+    "record_many",
     "check_output_file",
+    "check_output_folder",
+    "output_refused",
     "foreign_entries",
 ]
 
@@ -144,7 +151,8 @@ def _lock_owner(lock: Path) -> int | None:
 
 
 def _clear_hint(lock: Path) -> str:
-    return f"if no command is running there, remove it (rm -r '{lock}') and run again"
+    remove = "rm -r" if lock.is_dir() and not lock.is_symlink() else "rm"
+    return f"if no command is running there, remove it ({remove} '{lock}') and run again"
 
 
 def _open_lock(lock: Path, target: Path) -> int:
@@ -154,6 +162,9 @@ def _open_lock(lock: Path, target: Path) -> int:
     try:
         return os.open(lock, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o644)
     except OSError as error:
+        if not os.path.lexists(lock):  # nothing to remove: the folder itself refuses a new file (read-only, no permission)
+            raise CourseInputError(f"{target}: cannot create its lock file {lock} ({error.strerror}): the command "
+                                   f"writes in {lock.parent}; make it writable, or choose another folder") from None
         raise CourseInputError(f"{target}: cannot open its lock file {lock} ({error.strerror}); "
                                f"{_clear_hint(lock)}") from None
 
@@ -240,40 +251,79 @@ def _digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def _read_manifest(folder: Path) -> dict[str, list[str]]:
-    """File name → the SHA-256 digests that make it the course's (two while a write is under way)."""
+def _load_manifest(folder: Path) -> dict:
+    """The manifest's JSON (empty when missing, unreadable or of another format)."""
     try:
         saved = json.loads((folder / MANIFEST_NAME).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {}
     if not isinstance(saved, dict) or saved.get("format") != _MANIFEST_FORMAT or not isinstance(saved.get("files"), dict):
         return {}
-    return {str(k): [str(d) for d in v] if isinstance(v, list) else [str(v)] for k, v in saved["files"].items()}
+    return saved
 
 
-def _write_manifest(folder: Path, files: Mapping[str, list[str]]) -> None:
+def _read_manifest(folder: Path) -> dict[str, list[str]]:
+    """File name → the SHA-256 digests that make it the course's (two while a write is under way)."""
+    files = _load_manifest(folder).get("files", {})
+    return {str(k): [str(d) for d in v] if isinstance(v, list) else [str(v)] for k, v in files.items()}
+
+
+def _read_kinds(folder: Path) -> dict[str, str]:
+    """File name → the kind of output the course wrote there (files written without a kind are not listed)."""
+    kinds = _load_manifest(folder).get("kinds", {})
+    return {str(k): str(v) for k, v in kinds.items()} if isinstance(kinds, dict) else {}
+
+
+def _write_manifest(folder: Path, files: Mapping[str, list[str]], kinds: Mapping[str, str]) -> None:
     entries = {name: digests[0] if len(digests) == 1 else digests for name, digests in sorted(files.items())}
-    atomic_write(folder / MANIFEST_NAME, json.dumps({"format": _MANIFEST_FORMAT, "files": entries}, indent=1) + "\n")
+    record: dict = {"format": _MANIFEST_FORMAT, "files": entries}
+    kinds = {name: kind for name, kind in sorted(kinds.items()) if name in files}
+    if kinds:
+        record["kinds"] = kinds
+    atomic_write(folder / MANIFEST_NAME, json.dumps(record, indent=1) + "\n")
 
 
-def record_written(path: str | os.PathLike, data: bytes | str) -> Path:
+def _with_kind(kinds: Mapping[str, str], name: str, kind: str | None) -> dict[str, str]:
+    updated = {k: v for k, v in kinds.items() if k != name}
+    if kind is not None:
+        updated[name] = kind
+    return updated
+
+
+def record_written(path: str | os.PathLike, data: bytes | str, kind: str | None = None) -> Path:
     """Write ``data`` to ``path`` atomically and record it in its folder's manifest as the course's.
 
-    The manifest first accepts both the old and the new content, then the file is written,
-    then the manifest keeps only the new one: a failure at any point (a full disk, a kill)
-    leaves a file whose content the manifest accepts, never one of the course's disowned.
+    ``kind`` names what the file is (``"baselines file"``): :func:`check_output_file` lets a
+    command replace only an output of its own kind. The manifest first accepts both the old
+    and the new content, then the file is written, then the manifest keeps only the new one: a
+    failure at any point (a full disk, a kill) leaves a file whose content the manifest
+    accepts, never one of the course's disowned.
     """
     path = Path(path)
     data = _encode(data)
-    files = _read_manifest(path.parent)
+    files, kinds = _read_manifest(path.parent), _with_kind(_read_kinds(path.parent), path.name, kind)
     new = _digest(data)
-    _write_manifest(path.parent, {**files, path.name: [*files.get(path.name, [])[-1:], new]})
+    _write_manifest(path.parent, {**files, path.name: [*files.get(path.name, [])[-1:], new]}, kinds)
     atomic_write(path, data)
-    _write_manifest(path.parent, {**files, path.name: [new]})
+    _write_manifest(path.parent, {**files, path.name: [new]}, kinds)
     return path
 
 
-def record_via(path: str | os.PathLike, writer: Callable[[Path], object]) -> Path:
+def record_many(folder: str | os.PathLike, contents: Mapping[str, bytes | str], kind: str | None = None) -> list[Path]:
+    """:func:`atomic_write_many` of the files ``contents`` (name → data) in ``folder``, recorded as the course's."""
+    folder = Path(folder)
+    datas = {name: _encode(data) for name, data in contents.items()}
+    files, kinds = _read_manifest(folder), _read_kinds(folder)
+    for name in datas:
+        kinds = _with_kind(kinds, name, kind)
+    both = {name: [*files.get(name, [])[-1:], _digest(data)] for name, data in datas.items()}
+    _write_manifest(folder, {**files, **both}, kinds)
+    written = atomic_write_many({folder / name: data for name, data in datas.items()})
+    _write_manifest(folder, {**files, **{name: [_digest(data)] for name, data in datas.items()}}, kinds)
+    return written
+
+
+def record_via(path: str | os.PathLike, writer: Callable[[Path], object], kind: str | None = None) -> Path:
     """:func:`record_written` for writers that take a path: ``writer(temporary path)``, then recorded and renamed."""
     path = Path(path)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.new")
@@ -283,17 +333,21 @@ def record_via(path: str | os.PathLike, writer: Callable[[Path], object]) -> Pat
             data = tmp.read_bytes()
     finally:
         tmp.unlink(missing_ok=True)
-    return record_written(path, data)
+    return record_written(path, data, kind)
 
 
-def check_output_file(path: str | os.PathLike, flag: str, inputs: Sequence[str | os.PathLike] = ()) -> Path:
-    """Refuse an output file inside a folder the command reads, or an existing file the course did not write.
+def check_output_file(path: str | os.PathLike, flag: str, inputs: Sequence[str | os.PathLike] = (), *,
+                      kind: str, force: bool = False, recognise: Callable[[Path], bool] | None = None) -> Path:
+    """Refuse an output file inside a folder the command reads, or an existing file that is not the course's ``kind``.
 
-    Call it before any work; write the file with :func:`record_written` or :func:`record_via`,
-    so that the next run may replace it.
+    The file may be new, or an output of the same ``kind`` that the course wrote and nobody
+    changed since; ``force`` (the command's ``--force``) replaces any file. A file the course
+    recorded before outputs had kinds counts when ``recognise(path)`` (its own format) says it
+    is one. Call it before any work; write the file with :func:`record_written` or
+    :func:`record_via` and the same ``kind``, so that the next run may replace it.
 
     Raises:
-        CourseInputError: naming the flag, the file and why.
+        CourseInputError: naming the flag, the file, why, and how to go on.
     """
     path = Path(path)
     resolved = path.resolve()
@@ -302,17 +356,67 @@ def check_output_file(path: str | os.PathLike, flag: str, inputs: Sequence[str |
         if folder in resolved.parents:
             raise CourseInputError(f"{flag} {path} is inside the data folder {folder} that the command reads: "
                                    "choose a file outside it")
-    if path.is_symlink() or (path.exists() and not written_by_course(path)):
-        raise CourseInputError(f"{flag} {path} already exists and was not written by the course, or was changed "
-                               "since: choose another file, or remove it if it is not needed")
+    if not force and (path.is_symlink() or (path.exists() and not _replaceable(path, kind, recognise))):
+        raise output_refused(flag, path, f"already exists and is not a {kind} that the course wrote (or it was "
+                                         "changed since)", "file")
     return path
 
 
-def written_by_course(path: str | os.PathLike) -> bool:
-    """Whether ``path`` is a file the course wrote (recorded in its folder's manifest) and nobody changed since."""
+def _replaceable(path: Path, kind: str, recognise: Callable[[Path], bool] | None) -> bool:
+    """Whether ``path`` is the course's output of ``kind``: recorded so, or recorded without a kind and of its format."""
+    if written_by_course(path, kind):
+        return True
+    recorded_without_kind = path.name not in _read_kinds(path.parent) and written_by_course(path)
+    return recorded_without_kind and recognise is not None and recognise(path)
+
+
+def output_refused(flag: str, path: str | os.PathLike, why: str, new: str = "folder") -> CourseInputError:
+    """The one message of every refused output: the flag, the path, why, and the two ways on (a new path, ``--force``).
+
+    ``new``: ``"file"`` or ``"folder"``, what the user should choose instead.
+    """
+    instead = "a new file" if new == "file" else "a new or empty folder"
+    return CourseInputError(f"{flag} {path} {why}: choose {instead}, or add --force to replace "
+                            f"{'it' if new == 'file' else 'them'} (nothing was written)")
+
+
+def check_output_folder(folder: str | os.PathLike, flag: str, names: Sequence[str] | None = None, *,
+                        kind: str | None = None, force: bool = False) -> Path:
+    """Refuse an output folder holding files the command would replace that the course did not write there.
+
+    ``names``: the files the command writes in ``folder`` (each must be new, or the course's
+    ``kind`` and unchanged); ``None``: the command writes a whole tree, and every file already
+    in ``folder`` must be the course's. ``force`` (the command's ``--force``) lets it replace
+    them; files it does not write are never touched either way.
+
+    Raises:
+        CourseInputError: naming the flag, the folder, the files (five at most), and how to go on.
+    """
+    folder = Path(folder)
+    if force or not folder.is_dir():
+        return folder
+    if names is None:
+        foreign = foreign_entries(folder)
+    else:
+        foreign = [name for name in names
+                   if (folder / name).is_symlink() or ((folder / name).exists() and not written_by_course(folder / name, kind))]
+    if foreign:
+        shown = ", ".join(foreign[:5]) + (f" and {len(foreign) - 5} more" if len(foreign) > 5 else "")
+        what = "files the course did not write there" if kind is None else f"files that are not a {kind} the course wrote"
+        raise output_refused(flag, folder, f"holds {what}, or that were changed since ({shown})")
+    return folder
+
+
+def written_by_course(path: str | os.PathLike, kind: str | None = None) -> bool:
+    """Whether ``path`` is a file the course wrote (recorded in its folder's manifest) and nobody changed since.
+
+    With ``kind``, it must also have been recorded as that kind of output.
+    """
     path = Path(path)
     accepted = _read_manifest(path.parent).get(path.name)
     if not accepted or not path.is_file():
+        return False
+    if kind is not None and _read_kinds(path.parent).get(path.name) != kind:
         return False
     with file_errors(path):
         return _digest(path.read_bytes()) in accepted

@@ -308,7 +308,8 @@ CASES: list[tuple[str, list[str], str]] = [
     ("student-out-is-a-file", ["student", "{lessons}", "--out", "{afile}"], "--out {afile} is a file"),
     ("student-out-below-a-file", ["student", "{lessons}", "--out", "{afile}/student"], "{afile}"),
     ("student-out-holds-the-learners-files", ["student", "{lessons}", "--out", "{users_notebooks}"],
-     "{users_notebooks} is not empty and holds files the course did not write there, or that were edited since (notes.ipynb)"),
+     "--out {users_notebooks} holds files the course did not write there, or that were changed since (notes.ipynb): "
+     "choose a new or empty folder, or add --force to replace them"),
     # --- workspace
     ("workspace-is-a-file", ["workspace", "{afile}"], "workspace {afile} is a file"),
     ("workspace-inside-the-course", ["workspace", str(NOTEBOOKS_DIR / "ws")], "is inside the input folder"),
@@ -388,7 +389,7 @@ CASES: list[tuple[str, list[str], str]] = [
     ("baseline-out-in-its-data", ["baseline", "--data-dir", "{tiny_data}", "--out", "{tiny_data}/train.tsv"],
      "--out {tiny_data}/train.tsv is inside the data folder {tiny_data} that the command reads"),
     ("baseline-out-over-a-users-file", ["baseline", "--data-dir", "{tiny_data}", "--out", "{afile}"],
-     "--out {afile} already exists and was not written by the course"),
+     "--out {afile} already exists and is not a baselines file that the course wrote"),
     ("experiment-out-in-its-data", ["experiment", "--data-dir", "{tiny_data}", "--out", "{tiny_data}/test.tsv"],
      "--out {tiny_data}/test.tsv is inside the data folder {tiny_data} that the command reads"),
     ("experiment-out-not-utf8", ["experiment", "--out", "{root}/\udcff.json"],

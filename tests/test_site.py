@@ -762,3 +762,34 @@ def test_the_repository_address_is_read_from_the_packages_project_urls(monkeypat
                            (["Documentation, https://d.example"], None), ([], None)):
         monkeypatch.setattr(metadata, "metadata", lambda name, urls=urls: Recorded(urls))
         assert site_module.package_repo_url() == expected
+
+
+# A 1×1 PNG, as Jupyter stores a picture pasted into a markdown cell (base64 in the cell's attachments).
+PIXEL_PNG = ("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==")
+
+
+def test_a_picture_pasted_into_a_markdown_cell_is_a_file_and_a_missing_one_its_alt_text():
+    import base64
+
+    from lessons_lib.website.site import _Images, notebook_body
+
+    cell = nbformat.v4.new_markdown_cell("![a pasted plot](attachment:image.png) and ![gone](attachment:other.png)")
+    cell["attachments"] = {"image.png": {"image/png": PIXEL_PNG}}
+    nb = nbformat.v4.new_notebook(cells=[cell, nbformat.v4.new_markdown_cell("![never pasted](attachment:x.png)")])
+    images = _Images("p")
+    body = notebook_body(nb, "p.ipynb", images)
+    assert images.files == {"images/p-01.png": base64.b64decode(PIXEL_PNG)}
+    assert '<img alt="a pasted plot" src="images/p-01.png"' in body or 'src="images/p-01.png"' in body
+    assert "[gone]" in body and "[never pasted]" in body and "attachment:" not in body
+
+
+def test_backslashed_sources_that_browsers_read_as_another_host_are_removed():
+    from bs4 import BeautifulSoup
+
+    from lessons_lib.website.site import _markdown
+
+    for fragment in ('<img src="\\\\evil.example/a.png">', '<img src="/\\evil.example/b.png">',
+                     '<img src="\\/evil.example/c.png">', '<img src=" \\\\evil.example/d.png">'):
+        assert BeautifulSoup(sanitise_html(fragment), "html.parser").img.get("src") is None, fragment
+    assert "evil.example" not in _markdown('text <img src="\\\\evil.example/e.png" alt="e">')  # HTML in a cell
+    assert 'src="images/own.png"' in sanitise_html('<img src="images/own.png">')  # the site's own files stay

@@ -594,3 +594,51 @@ def test_the_run_script_writes_the_files_the_plan_reads(tmp_path, group, fractio
     done.write_text("{}", encoding="utf-8")
     again = subprocess.run(["bash", str(script), "todo", group], capture_output=True, text=True, timeout=60)
     assert again.stdout.splitlines() == listed[1:]
+
+
+def test_one_complete_seed_per_fraction_prints_every_table_without_a_traceback(tmp_path, capsys):
+    from lessons_lib.cli import main
+
+    folder = tmp_path / "study"
+    for fraction, seed in ((0.01, 100), (0.03, 300), (0.1, 1000)):
+        for arm in ("none", "learned", "hard_mask"):
+            _write(folder, fraction, f"matchflags-{arm}-seed{seed}", _result(fraction, arm, seed, 60 - (arm != "none")))
+    assert main(["study", str(folder), "--partial"]) == 0
+    out = capsys.readouterr().out
+    power = out.split("== power at the spread measured\n")[1].split("\n== ")[0]
+    assert "no primary contrast has two complete seeds yet" in power and "Traceback" not in out
+
+
+def test_the_run_script_keeps_strange_paths_whole_and_runs_nothing_found_in_them(tmp_path):
+    """A space and a `$(...)` in every path: each stays one argument, and the command in it is never run."""
+    import os
+    import shutil
+
+    from lessons_lib.paths import REPO_ROOT
+
+    if shutil.which("bash") is None:
+        pytest.skip("no bash here")
+    strange = tmp_path / "my study $(touch INJECTED)"
+    strange.mkdir()
+    script = strange / "run.sh"
+    shutil.copy(REPO_ROOT / "results" / "lcqmc" / "datasize" / "run.sh", script)
+    fake = tmp_path / "bin" / "python"  # records the arguments it was given, one per line
+    fake.parent.mkdir()
+    fake.write_text('#!/usr/bin/env bash\nprintf "%s\\n" "$@" > "$ARGS_DIR/$$.args"\n', encoding="utf-8")
+    fake.chmod(0o755)
+    (tmp_path / "args").mkdir()
+    env = {**os.environ, "PATH": f"{fake.parent}:{os.environ['PATH']}", "ARGS_DIR": str(tmp_path / "args"),
+           "LCQMC": str(strange / "lcqmc data"), "CACHE": str(strange / "parse cache"), "WORK": str(strange / "work dir")}
+    done = subprocess.run(["bash", str(script), "full"], capture_output=True, text=True, timeout=120, env=env,
+                          cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert not list(tmp_path.rglob("INJECTED"))
+    calls = [p.read_text(encoding="utf-8").splitlines() for p in (tmp_path / "args").iterdir()]
+    assert len(calls) == 3
+    for argv in calls:
+        arm = argv[argv.index("--variants") + 1]
+        assert argv[argv.index("--data-dir") + 1] == env["LCQMC"]
+        assert argv[argv.index("--cache-dir") + 1] == env["CACHE"]
+        assert argv[argv.index("--work-dir") + 1] == f"{env['WORK']}/f1"
+        assert argv[argv.index("--out") + 1] == str(strange / "f1" / f"matchflags-{arm}-seed0.json")
+        assert (strange / "work dir" / "logs" / f"f1-matchflags-{arm}-seed0.log").is_file()

@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from lessons_lib.cli.options import add_force_argument
 from lessons_lib.grader.sandbox import ISOLATIONS, Limits
 
 _DEFAULTS = Limits()
@@ -27,6 +28,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("paths", nargs="*", help="notebooks or folders (default: the course's notebooks/)")
     p.add_argument("--out", type=Path, default=Path("student"),
                    help="output folder (default: student/); never a folder the notebooks are read from")
+    add_force_argument(p, "--out")
     p.set_defaults(handler=run_student)
 
     p = subparsers.add_parser("grade", help="execute completed student notebooks in a sandbox and write a score report")
@@ -95,7 +97,7 @@ def run_student(args: argparse.Namespace) -> int:
     from lessons_lib.course.assignments import build_student_version
 
     _check_out(args)
-    for path in build_student_version(_paths(args), args.out):
+    for path in build_student_version(_paths(args), args.out, force=args.force):
         print(f"wrote {path}")
     return 0
 

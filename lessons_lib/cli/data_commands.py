@@ -18,6 +18,7 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING, Sequence
 
+from lessons_lib.cli.options import add_force_argument
 from lessons_lib.errors import file_errors
 from lessons_lib.validation import check_not_a_file, check_not_a_folder
 
@@ -41,6 +42,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     subparsers.choices["baseline"].add_argument(
         "--out", type=Path, default=None,
         help="also write the numbers (accuracies, threshold, the test comparison, the pairs' SHA-256; no text) as JSON")
+    add_force_argument(subparsers.choices["baseline"], "--out")
 
 
 def _load(args: argparse.Namespace):
@@ -67,11 +69,13 @@ def run_baseline(args: argparse.Namespace) -> int:
     from lessons_lib.evaluation.baselines import compute_baselines
 
     if args.out is not None:  # before any work: a folder given as the file is one line now, not after reading
+        from lessons_lib.evaluation.baselines import BASELINES_KIND, is_baselines_file
         from lessons_lib.files import check_output_file
         from lessons_lib.pairs.data import resolve_data_dir
 
         check_not_a_folder(args.out, "--out")
-        check_output_file(args.out, "--out", [resolve_data_dir(args.data_dir).path])
+        check_output_file(args.out, "--out", [resolve_data_dir(args.data_dir).path], kind=BASELINES_KIND,
+                          force=args.force, recognise=is_baselines_file)
     data = _load(args)
     baselines = compute_baselines(data.train.examples, data.dev.examples, data.test.examples)
     print(baselines.report())

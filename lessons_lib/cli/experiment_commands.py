@@ -16,7 +16,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from lessons_lib.cli.options import (add_bias_arguments, add_expect_argument, add_preset_arguments,
+from lessons_lib.cli.options import (add_bias_arguments, add_expect_argument, add_force_argument, add_preset_arguments,
                                      add_syntax_model_arguments, bias_overrides, flag_names, preset_overrides,
                                      syntax_model_overrides)
 from lessons_lib.syntax_bias.registry import EPOCH_CHOICES, VARIANTS
@@ -43,6 +43,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="with --control: its gold trees (default) or the trees of --parser")
     p.add_argument("--control-seed", type=int, default=None, help="with --control: the generation seed (default 0)")
     p.add_argument("--out", type=Path, required=True, help="the JSON file to write")
+    add_force_argument(p, "--out")
     p.add_argument("--variants", nargs="+", choices=list(VARIANTS), default=list(VARIANTS),
                    help="; ".join(f"{v.name}: {v.description}" for v in VARIANTS.values()))
     p.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
@@ -132,6 +133,7 @@ def run_experiment_command(args: argparse.Namespace) -> int:
     from lessons_lib.files import check_output_file, file_lock, record_via
     from lessons_lib.pairs.data import resolve_data_dir
     from lessons_lib.syntax_bias.experiment import run_experiment
+    from lessons_lib.syntax_bias.results import RESULTS_KIND, is_results_file
     from lessons_lib.validation import check_int, check_not_a_file, check_not_a_folder
 
     config = config_from_args(args)
@@ -141,7 +143,8 @@ def run_experiment_command(args: argparse.Namespace) -> int:
     if args.device == "cuda" and not torch.cuda.is_available():
         raise CourseInputError("--device cuda was asked for but torch sees no CUDA device")
     check_not_a_folder(args.out, "--out")
-    check_output_file(args.out, "--out", [] if args.control is not None else [resolve_data_dir(args.data_dir).path])
+    check_output_file(args.out, "--out", [] if args.control is not None else [resolve_data_dir(args.data_dir).path],
+                      kind=RESULTS_KIND, force=args.force, recognise=is_results_file)
     work_dir = _work_dir(args)
     for flag, folder in (("--work-dir", work_dir), ("--cache-dir", args.cache_dir)):
         if folder is not None:
@@ -153,7 +156,7 @@ def run_experiment_command(args: argparse.Namespace) -> int:
         results = run_experiment(data, parses, config, device=args.device, work_dir=work_dir,
                                  progress=not args.no_progress, workers=workers)
         results.command = list(getattr(args, "command_line", []))
-        record_via(args.out, results.save)
+        record_via(args.out, results.save, RESULTS_KIND)
     print(results.format_table())
     print()
     print(results.format_without_parser())

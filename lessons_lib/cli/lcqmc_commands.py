@@ -15,7 +15,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from lessons_lib.cli.options import add_preset_arguments, flag_names, preset_overrides
+from lessons_lib.cli.options import add_force_argument, add_preset_arguments, flag_names, preset_overrides
 from lessons_lib.errors import CourseInputError
 
 
@@ -23,6 +23,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser("build-sample", help="rebuild data/lcqmc_sample from its question families")
     p.add_argument("--source", default=None, help="question-family file (default: the shipped source)")
     p.add_argument("--out-dir", default=None, help="output folder (default: data/lcqmc_sample)")
+    add_force_argument(p, "--out-dir")
     p.add_argument("--seed", type=int, default=20240601, help="seed of the split and the pairing (default 20240601)")
     p.set_defaults(handler=run_build_sample)
 
@@ -48,7 +49,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run_build_sample(args: argparse.Namespace) -> int:
-    from lessons_lib.pairs.sample import LCQMC_SAMPLE_DIR, SOURCE_FILE, build_sample
+    from lessons_lib.files import check_output_folder
+    from lessons_lib.pairs.sample import LCQMC_SAMPLE_DIR, SAMPLE_FILES, SAMPLE_KIND, SOURCE_FILE, build_sample
     from lessons_lib.validation import check_int, check_not_a_file
 
     check_int(args.seed, "--seed", minimum=0)
@@ -56,6 +58,9 @@ def run_build_sample(args: argparse.Namespace) -> int:
     if not source.is_file():
         raise CourseInputError(f"--source {source} is not a file")
     out_dir = check_not_a_file(args.out_dir or LCQMC_SAMPLE_DIR, "--out-dir")  # created once the sample is drawn
+    # The course's own sample folder is rebuilt as it is (git keeps its committed files); any other must be its own output.
+    own_sample = out_dir.resolve() == LCQMC_SAMPLE_DIR.resolve()
+    check_output_folder(out_dir, "--out-dir", SAMPLE_FILES, kind=SAMPLE_KIND, force=args.force or own_sample)
     stats = build_sample(source, out_dir, seed=args.seed)
     print(stats.report())
     return 0

@@ -6,6 +6,8 @@ import argparse
 import sys
 from pathlib import Path
 
+from lessons_lib.cli.options import add_force_argument
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
@@ -16,6 +18,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument("paths", nargs="*", help="notebooks or folders (default: the course's notebooks/)")
     p.add_argument("--output-dir", type=Path, help="write executed copies here instead of in place")
+    add_force_argument(p, "--output-dir")
     p.add_argument("-p", "--param", action="append", metavar="NAME=VALUE",
                    help="set a value of the notebook's `parameters` cell (needs --output-dir); repeatable")
     p.add_argument("--timeout", type=int, default=900, help="seconds allowed per cell (default 900)")
@@ -30,6 +33,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "or `python -m http.server` in it).",
     )
     p.add_argument("--out", type=Path, default=Path("site"), help="the folder to write (default: site/)")
+    add_force_argument(p, "--out")
     p.add_argument("--repo-url", help="the course repository's address, shown on the home page and in each lesson's "
                    "\"run it yourself\" box (default: the Repository or Homepage URL of pyproject.toml's "
                    "[project.urls], as the installed package records it)")
@@ -39,7 +43,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run_execute(args: argparse.Namespace) -> int:
     from nbclient.exceptions import CellExecutionError, CellTimeoutError, DeadKernelError
 
-    from lessons_lib.course.notebooks import check_parameters, execute_notebook, notebook_paths, parse_parameters, read_notebook
+    from lessons_lib.course.notebooks import (EXECUTED_KIND, check_parameters, execute_notebook, notebook_paths,
+                                              parse_parameters, read_notebook)
+    from lessons_lib.files import check_output_folder
     from lessons_lib.errors import CourseInputError
     from lessons_lib.paths import NOTEBOOKS_DIR
     from lessons_lib.validation import check_int, check_output_dir
@@ -51,7 +57,9 @@ def run_execute(args: argparse.Namespace) -> int:
     paths = notebook_paths(args.paths, NOTEBOOKS_DIR)
     for path in paths:  # every notebook readable and every parameter known, before any runs
         check_parameters(read_notebook(path), parameters, path.name)
-    if args.output_dir is not None:
+    if args.output_dir is not None:  # before any notebook runs: a copy there is replaced only if the course wrote it
+        check_output_folder(args.output_dir, "--output-dir", [path.name for path in paths], kind=EXECUTED_KIND,
+                            force=args.force)
         check_output_dir(args.output_dir, "--output-dir")
     failures = 0
     total = 0.0
@@ -75,7 +83,7 @@ def run_site(args: argparse.Namespace) -> int:
     from lessons_lib.website.site import build_site
     from lessons_lib.validation import check_not_a_file
 
-    report = build_site(check_not_a_file(args.out, "--out"), repo_url=args.repo_url)
+    report = build_site(check_not_a_file(args.out, "--out"), repo_url=args.repo_url, force=args.force)
     print(f"wrote {len(report.pages)} pages ({len(report.files)} files, {report.size_bytes / 1e6:.1f} MB) "
           f"to {args.out} in {report.seconds:.1f} s; open {args.out / 'index.html'}")
     return 0

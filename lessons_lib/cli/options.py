@@ -80,6 +80,13 @@ def _documented_fields(classes: Iterable[type], names: Iterable[str]) -> list[tu
     return [found[name] for name in names]
 
 
+def add_force_argument(parser: argparse.ArgumentParser, flag_name: str) -> None:
+    """``--force``: replace files at ``flag_name`` that the course did not write (:func:`lessons_lib.files.check_output_file`)."""
+    parser.add_argument("--force", action="store_true",
+                        help=f"replace files at {flag_name} that the course did not write, or that were changed since "
+                             "(without it they are refused, and nothing is written)")
+
+
 def add_expect_argument(parser: argparse.ArgumentParser) -> None:
     """``--expect lcqmc|any``: which data the results files a reading command takes must come from."""
     parser.add_argument("--expect", choices=("lcqmc", "any"), default="any",

@@ -16,7 +16,7 @@ import json
 import time
 from pathlib import Path
 
-from lessons_lib.cli.options import flag_names
+from lessons_lib.cli.options import add_force_argument, flag_names
 from lessons_lib.errors import CourseInputError
 from lessons_lib.validation import check_int, check_not_a_file, check_not_a_folder
 
@@ -49,6 +49,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--no-course", action="store_true", help="leave out the whole course treebank")
     p.add_argument("--no-ud", action="store_true", help="leave out the UD treebanks")
     p.add_argument("--scores", type=Path, default=None, help="write the scores as JSON here (default data/parser/scores.json for the shipped model)")
+    add_force_argument(p, "--output and --scores")
     p.set_defaults(handler=run_train_parser)
 
     p = subparsers.add_parser("preparse", help="parse an LCQMC-format folder into the parse cache")
@@ -85,7 +86,9 @@ def run_build_treebank(args: argparse.Namespace) -> int:
 
 def run_train_parser(args: argparse.Namespace) -> int:
     from lessons_lib import paths
-    from lessons_lib.syntax.parser_training import SCORES_FILE, save_scores, train_parser
+    from lessons_lib.files import check_output_file
+    from lessons_lib.syntax.parser_training import (COMMITTED_SCORES, SCORES_FILE, SCORES_KIND, check_parser_output,
+                                                    save_scores, train_parser)
 
     if not args.ud_dir.is_dir():
         raise CourseInputError(f"UD folder not found: {args.ud_dir} (give it with --ud-dir)")
@@ -97,11 +100,13 @@ def run_train_parser(args: argparse.Namespace) -> int:
             check_not_a_file(folder, flag)
     if args.scores is not None:
         check_not_a_folder(args.scores, "--scores")
-    output = args.output or paths.PARSER_MODEL_DIR
+        committed = args.scores.resolve() in [p.resolve() for p in COMMITTED_SCORES]
+        check_output_file(args.scores, "--scores", kind=SCORES_KIND, force=args.force or committed)
+    output = check_parser_output(args.output or paths.PARSER_MODEL_DIR, args.force)  # before hours of training
     run = train_parser(ud_dir=args.ud_dir, output=output, work_dir=args.work_dir, config=args.config,
                        model_name=args.name, max_epochs=args.max_epochs,
                        use_course=not args.no_course, use_templates=not args.no_templates, use_ud=not args.no_ud,
-                       templates_per_frame=args.templates_per_frame or None, select=args.select)
+                       templates_per_frame=args.templates_per_frame or None, select=args.select, force=args.force)
     print(f"trained in {run.seconds:.0f} s; model {run.model_bytes / 1e6:.2f} MB at {run.output}")
     print(f"{'evaluation set':28} {'seg':6} {'UAS':>6} {'LAS':>6} {'n':>6}")
     for name, by_seg in run.scores.items():

@@ -31,7 +31,7 @@ import nbformat
 
 from lessons_lib.course.notebooks import read_notebook
 from lessons_lib.errors import CourseInputError, file_errors
-from lessons_lib.files import BOOKKEEPING_NAMES, folder_lock, foreign_entries, record_written
+from lessons_lib.files import BOOKKEEPING_NAMES, check_output_folder, folder_lock, record_written
 
 BEGIN_SOLUTION = "### BEGIN SOLUTION"
 END_SOLUTION = "### END SOLUTION"
@@ -172,12 +172,13 @@ def _make_folder(folder: Path) -> Path:
     return folder
 
 
-def build_student_version(paths: list[Path], out_dir: Path) -> list[Path]:
+def build_student_version(paths: list[Path], out_dir: Path, force: bool = False) -> list[Path]:
     """Write the student version of each notebook into ``out_dir``; return the written paths.
 
     Every notebook is read and converted before anything is written. ``out_dir`` must be
     new, empty, or hold only files this course wrote there and nobody changed since (an
-    earlier student version): a learner's edited notebook is never overwritten.
+    earlier student version): a learner's edited notebook is never overwritten, unless
+    ``force`` (``--force``) says to.
 
     Raises:
         CourseInputError: ``out_dir`` is or lies inside an input folder, holds files the
@@ -185,12 +186,9 @@ def build_student_version(paths: list[Path], out_dir: Path) -> list[Path]:
     """
     check_output_outside(out_dir, paths)
     students = [(make_student_notebook(read_notebook(path), path.name), out_dir / path.name) for path in paths]
+    check_output_folder(out_dir, "--out", force=force)  # before any folder is made, and again under its lock
     with folder_lock(_make_folder(out_dir)):
-        foreign = foreign_entries(out_dir)
-        if foreign:
-            shown = ", ".join(foreign[:5]) + (f" and {len(foreign) - 5} more" if len(foreign) > 5 else "")
-            raise CourseInputError(f"{out_dir} is not empty and holds files the course did not write there, or "
-                                   f"that were edited since ({shown}): choose a new or empty folder (nothing was written)")
+        check_output_folder(out_dir, "--out", force=force)
         for nb, target in students:
             _write_notebook(nb, target)
     return [target for _, target in students]

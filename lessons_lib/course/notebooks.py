@@ -32,7 +32,10 @@ from typing import Any, Iterator, Mapping
 import nbformat
 
 from lessons_lib.errors import CourseInputError, file_errors
-from lessons_lib.files import atomic_write
+from lessons_lib.files import atomic_write, record_written
+
+# What a copy written by `lessons execute --output-dir` is, in its folder's manifest (only it is replaced without --force).
+EXECUTED_KIND = "notebook executed by `lessons execute`"
 
 KERNEL_NAME = "python3"
 METADATA_KEY = "lessons"
@@ -290,7 +293,11 @@ def execute_notebook(
     with file_errors(target.parent, "create the folder"):
         target.parent.mkdir(parents=True, exist_ok=True)
     text = nbformat.writes(nb)
-    atomic_write(target, text if text.endswith("\n") else text + "\n")  # in place: never half a lesson
+    text = text if text.endswith("\n") else text + "\n"
+    if target == source:
+        atomic_write(target, text)  # in place: never half a lesson
+    else:  # a copy: recorded, so that the next run may replace it (and only it)
+        record_written(target, text, EXECUTED_KIND)
     return ExecutionResult(source=source, output=target, seconds=seconds, cells=len(nb.cells))
 
 

@@ -28,6 +28,9 @@ from lessons_lib.errors import CourseInputError
 from lessons_lib.files import record_written
 from lessons_lib.pairs.data import PairExample, char_overlap, check_pairs_sha256
 
+# What a file of `lessons baseline --out` is, in its folder's manifest (only such a file is replaced without --force).
+BASELINES_KIND = "baselines file"
+
 __all__ = [
     "majority_label",
     "JaccardRule",
@@ -173,7 +176,16 @@ def save_baselines(baselines: Baselines, path: str | Path, pairs_sha256: Mapping
         "test_jaccard_vs_majority": {"only_jaccard_right": test.only_a, "only_majority_right": test.only_b,
                                      "p_value": test.p_value},
     }
-    return record_written(path, json.dumps(record, indent=1, ensure_ascii=False) + "\n")
+    return record_written(path, json.dumps(record, indent=1, ensure_ascii=False) + "\n", BASELINES_KIND)
+
+
+def is_baselines_file(path: str | Path) -> bool:
+    """Whether ``path`` reads as a file of :func:`save_baselines` (its own format, whoever recorded it)."""
+    try:
+        load_baselines(path)
+    except CourseInputError:
+        return False
+    return True
 
 
 def _is_number(value) -> bool:

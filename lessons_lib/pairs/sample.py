@@ -60,11 +60,15 @@ from pathlib import Path
 from typing import Mapping, NoReturn
 
 from lessons_lib.errors import CourseInputError, file_errors
-from lessons_lib.files import atomic_write_many, folder_lock
+from lessons_lib.files import atomic_write_many, folder_lock, record_many
 from lessons_lib.pairs.data import SPLITS, PairExample, char_overlap
 from lessons_lib.pairs.stats import (JACCARD_BINS, LCQMC_KINDS, LCQMC_MEASURED, SplitStatistics,
                                      jaccard_bin, split_statistics)
 from lessons_lib.paths import LCQMC_SAMPLE_DIR
+
+# What the files of `lessons build-sample` are, in their folder's manifest (only they are replaced without --force).
+SAMPLE_KIND = "split of `lessons build-sample`"
+SAMPLE_FILES = tuple(f"{split}.tsv" for split in SPLITS)
 
 __all__ = [
     "SOURCE_FILE",
@@ -797,9 +801,13 @@ def build_sample(source: str | Path = SOURCE_FILE, out_dir: str | Path = LCQMC_S
     out_dir = Path(out_dir)
     with file_errors(out_dir, "create the folder"):
         out_dir.mkdir(parents=True, exist_ok=True)
+    contents = {f"{split}.tsv": "".join(f"{e.text_a}\t{e.text_b}\t{e.label}\n" for e in examples)
+                for split, examples in splits.items()}
     with folder_lock(out_dir):  # the three files are replaced together, or none of them
-        atomic_write_many({out_dir / f"{split}.tsv": "".join(f"{e.text_a}\t{e.text_b}\t{e.label}\n" for e in examples)
-                           for split, examples in splits.items()})
+        if out_dir.resolve() == LCQMC_SAMPLE_DIR.resolve():  # the course's committed sample: git is its record
+            atomic_write_many({out_dir / name: text for name, text in contents.items()})
+        else:  # recorded, so that the next build may replace them (and only them)
+            record_many(out_dir, contents, SAMPLE_KIND)
     return SampleStats(families=len(families), templates=sum(len(f.templates) for f in families),
                        meanings=len(meanings), questions=len(by_text), topics=len({f.topic for f in families}),
                        statistics=split_statistics(splits))

@@ -27,7 +27,7 @@ from typing import Iterable, Sequence
 
 from lessons_lib import paths
 from lessons_lib.errors import CourseInputError
-from lessons_lib.files import atomic_write
+from lessons_lib.files import atomic_write, output_refused, record_written
 from lessons_lib.syntax.treebank import TreebankSentence, read_conllu
 from lessons_lib.syntax.trees import heads_to_spacy
 from lessons_lib.validation import check_choice
@@ -41,6 +41,9 @@ SCORES_FILE = PARSER_DIR / "scores.json"
 # The smaller, faster configuration (narrower, shallower, fewer epochs) and its shipped model.
 SMALL_CONFIG_FILE = PARSER_DIR / "parser_config_small.cfg"
 SMALL_SCORES_FILE = PARSER_DIR / "scores_small.json"
+# The committed scores files (git is their record); any other is recorded as this kind of output.
+COMMITTED_SCORES = (SCORES_FILE, SMALL_SCORES_FILE)
+SCORES_KIND = "scores file of `lessons train-parser`"
 # Seen from the repository root, the shared UD folder is ../shared/data/ud/.
 DEFAULT_UD_DIR = paths.REPO_ROOT.parent / "shared" / "data" / "ud"
 UD_TRAIN_FILES = ("zh_gsdsimp-ud-dev.conllu", "zh_gsdsimp-ud-test.conllu", "zh_cfl-ud-test.conllu")
@@ -314,11 +317,25 @@ def _train_and_save(train_set, dev_set, work: Path, config: Path, max_epochs: in
     return seconds
 
 
-def _check_replaceable(output: Path) -> None:
-    """Refuse an ``output`` folder that holds something other than a spaCy pipeline: it is replaced as a whole."""
-    if output.is_dir() and any(output.iterdir()) and not (output / "meta.json").is_file():
-        raise CourseInputError(f"--output {output} holds files that are not a spaCy pipeline (no meta.json); the "
-                               "trained parser replaces the whole folder: choose a new or empty one")
+def is_course_parser(folder: Path) -> bool:
+    """Whether ``folder`` holds a parser this course trained: its ``meta.json`` carries the course's description."""
+    try:
+        meta = json.loads((Path(folder) / "meta.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return isinstance(meta, dict) and meta.get("description") == _MODEL_META["description"]
+
+
+def check_parser_output(output: str | os.PathLike, force: bool = False) -> Path:
+    """Refuse an ``output`` folder that holds anything but a parser the course trained: it is replaced as a whole.
+
+    ``force`` (``--force``) replaces it all the same.
+    """
+    output = Path(output)
+    if not force and output.is_dir() and any(output.iterdir()) and not is_course_parser(output):
+        raise output_refused("--output", output, "holds files that are not a parser the course trained (its "
+                                                 "meta.json says so), and the new parser replaces the whole folder")
+    return output
 
 
 def _evaluate_saved(output: Path, ud: dict[str, list[TreebankSentence]], split: dict[str, list[TreebankSentence]]):
@@ -350,12 +367,14 @@ def train_parser(
     select: str = "last",
     model_name: str = MODEL_NAME,
     log=print,
+    force: bool = False,
 ) -> ParserTrainingRun:
     """Train the parser, save it to ``output`` and evaluate it on both held-out sets.
 
     Args:
         ud_dir: folder with the UD files (:data:`UD_TRAIN_FILES` and :data:`UD_EVAL_FILE`).
-        output: where the trained pipeline is written (replaced).
+        output: where the trained pipeline is written (replaced): new, empty, or a parser the
+            course trained (:func:`check_parser_output`), unless ``force``.
         work_dir: where DocBins and spaCy's checkpoints go (a temporary folder by default,
             removed afterwards even when training fails).
         config: the spaCy training config.
@@ -383,8 +402,7 @@ def train_parser(
     hand, templates = read_course_treebank()
     split = split_course_treebank(hand, templates if use_templates else [])
     train_set, dev_set, counts = _training_sets(ud, split, use_course, use_ud, templates_per_frame)
-    output = Path(output)
-    _check_replaceable(output)
+    output = check_parser_output(output, force)
     log(f"training on {len(train_set)} sentences ({counts}); dev {len(dev_set)}")
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(work_dir) if work_dir is not None else Path(tmp)
@@ -395,9 +413,17 @@ def train_parser(
 
 
 def save_scores(run: ParserTrainingRun, path: str | os.PathLike = SCORES_FILE) -> None:
-    """Write the run's counts, scores, size and training time as JSON (atomically)."""
-    atomic_write(path, json.dumps({
+    """Write the run's counts, scores, size and training time as JSON (atomically).
+
+    Any file but the course's committed ones (:data:`COMMITTED_SCORES`) is recorded in its
+    folder's manifest as a :data:`SCORES_KIND`, so that the next run may replace it.
+    """
+    text = json.dumps({
         "training_sentences": run.counts, "scores": run.scores, "jieba_oracle_uas": run.jieba_ceilings,
         "model_bytes": run.model_bytes,
         "training_seconds": round(run.seconds, 1),
-    }, ensure_ascii=False, indent=2) + "\n")
+    }, ensure_ascii=False, indent=2) + "\n"
+    if Path(path).resolve() in [p.resolve() for p in COMMITTED_SCORES]:
+        atomic_write(path, text)
+    else:
+        record_written(path, text, SCORES_KIND)

@@ -24,6 +24,7 @@ import sys
 import threading
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
+from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Callable, Iterator, Mapping, Sequence
 
@@ -443,8 +444,10 @@ def _die_with_parent(parent: int) -> None:
         os._exit(1)
 
 
-def _start_worker(shared: _Shared, threads: int, parent: int) -> None:
+def _start_worker(shared: _Shared, threads: int, parent: int, stderr: Connection) -> None:
     _die_with_parent(parent)
+    os.dup2(stderr.fileno(), 2)  # started, and tied to its parent: from here on its errors are shown (_stderr_quiet)
+    stderr.close()
     # Ctrl-C reaches every process of the terminal's group: the parent answers it with one line, a worker just
     # ends. The worker was spawned with Ctrl-C held back (see _ctrl_c_held); one that came meanwhile ends it here.
     signal.signal(signal.SIGINT, lambda signum, frame: os._exit(130))
@@ -457,6 +460,27 @@ def _start_worker(shared: _Shared, threads: int, parent: int) -> None:
     progress_bar_class().set_lock(threading.RLock())
     torch.set_num_threads(threads)
     _WORKER.update(shared=shared, extras=_variant_extras(shared.config, shared.prepared.parses))
+
+
+@contextlib.contextmanager
+def _stderr_quiet() -> Iterator[None]:
+    """Standard error on /dev/null for the block: the workers spawned in it start with it so.
+
+    A spawned worker reads its arguments (the data, the trees: megabytes) from a pipe before any
+    code of the course runs in it; if the experiment's process is killed then, the stream is cut
+    short and Python would print the worker's ``UnpicklingError`` under the command's last line.
+    Each worker gets the real standard error back in :func:`_start_worker`, once tied to its parent.
+    """
+    sys.stderr.flush()
+    real = os.dup(2)
+    quiet = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(quiet, 2)
+    os.close(quiet)
+    try:
+        yield
+    finally:
+        os.dup2(real, 2)
+        os.close(real)
 
 
 @contextlib.contextmanager
@@ -478,6 +502,29 @@ def _worker_run(job: tuple[str, int]) -> tuple[RunRecord, LearnedTable | None, t
     return record, table, random_states()
 
 
+# The resource tracker (a process multiprocessing starts beside the workers) unlinks the pool's semaphores
+# when the experiment's process is killed, and warns about each as "leaked"; the unlinking is all that is needed.
+_TRACKER_QUIET = "ignore::UserWarning:multiprocessing.resource_tracker"
+
+
+def _quiet_resource_tracker() -> None:
+    """Start the resource tracker, if none runs yet, without its "leaked semaphore objects" warning.
+
+    It takes this process's ``-W`` options (``sys.warnoptions``) when it starts; it still
+    removes what a killed experiment leaves, silently.
+    """
+    from multiprocessing import resource_tracker
+
+    added = _TRACKER_QUIET not in sys.warnoptions
+    if added:
+        sys.warnoptions.append(_TRACKER_QUIET)
+    try:
+        resource_tracker.ensure_running()
+    finally:
+        if added:
+            sys.warnoptions.remove(_TRACKER_QUIET)
+
+
 def _run_all(shared: _Shared, jobs: Sequence[tuple[str, int]], workers: int):
     """Yield ``(record, table)`` for each ``(variant, seed)`` of ``jobs``, in their order.
 
@@ -493,13 +540,15 @@ def _run_all(shared: _Shared, jobs: Sequence[tuple[str, int]], workers: int):
             yield _run_one(shared, extras, variant, seed)
         return
     context = multiprocessing.get_context("spawn")
+    _quiet_resource_tracker()
+    stderr = Connection(os.dup(2), readable=False)  # the real standard error, sent to each worker as a descriptor
     pool = ProcessPoolExecutor(min(workers, len(jobs)), mp_context=context, initializer=_start_worker,
-                               initargs=(shared, torch.get_num_threads(), os.getpid()))
+                               initargs=(shared, torch.get_num_threads(), os.getpid(), stderr))
     states = None
     try:
-        with _ctrl_c_held():  # map submits every job now, which spawns the workers
+        with _ctrl_c_held(), _stderr_quiet():  # map submits every job now, which spawns the workers
             results = pool.map(_worker_run, jobs)
-        for record, table, states in results:
+        for record, table, _states in results:
             yield record, table
     except BaseException:  # Ctrl-C or an error: the workers' runs are not waited for (nor a worker spawned after it)
         for process in list((getattr(pool, "_processes", None) or {}).values()):  # the pool keeps no public list
@@ -507,6 +556,7 @@ def _run_all(shared: _Shared, jobs: Sequence[tuple[str, int]], workers: int):
         raise
     finally:
         pool.shutdown()
+        stderr.close()
     restore_random_states(states)
 
 

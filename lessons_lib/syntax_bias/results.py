@@ -28,6 +28,9 @@ from lessons_lib.pairs.data import check_pairs_sha256
 from lessons_lib.syntax_bias.config import ExperimentConfig
 from lessons_lib.syntax_bias.registry import BASELINE, VARIANTS
 
+# What a file of `lessons experiment --out` is, in its folder's manifest (only such a file is replaced without --force).
+RESULTS_KIND = "results file of `lessons experiment`"
+
 __all__ = [
     "PROBABILITY_DIGITS",
     "Spread",
@@ -51,6 +54,15 @@ __all__ = [
 
 # Probabilities are stored with this many decimals: enough to rank 12,500 pairs, a third of the file size.
 PROBABILITY_DIGITS = 6
+
+
+def is_results_file(path: str | Path) -> bool:
+    """Whether ``path`` reads as a file of ``lessons experiment`` (its own format, whoever recorded it)."""
+    try:
+        ExperimentResult.load(path)
+    except CourseInputError:
+        return False
+    return True
 
 
 def results_paths(folder: str | Path, recursive: bool = False) -> list[Path]:

@@ -616,9 +616,13 @@ def format_power(study: Study) -> str:
     differences and the true mean it would detect with 80 % power at α and at Holm's strictest
     level α / k (k: the testable contrasts), beside the mean it measured."""
     contrasts = [c for c in study.primary() if c.p_value == c.p_value]
+    lines = _partial_note(study)
+    if not contrasts:  # one complete seed per fraction (--partial): no spread, so no power to read
+        lines.append("power: no primary contrast has two complete seeds yet, so there is no spread to read the "
+                     "plan's power at")
+        return "\n".join(lines)
     strictest = ALPHA / len(contrasts)
     width = max(len(c.name) for c in contrasts)
-    lines = _partial_note(study)
     lines.append(f"{'':<{width}} {'':>7} {'':>7}  {'detected 4 in 5 at':>18}")
     lines.append(f"{'contrast':<{width}} {'seed SD':>7} {'SE':>7}  {f'α {ALPHA}':>8} {f'α {strictest:.4f}':>9}  "
                  f"{'|mean|':>7}")

@@ -45,7 +45,7 @@ from lessons_lib.course.glossary import GLOSSARY_PATH, parse_glossary
 from lessons_lib.course.notebooks import METADATA_KEY, read_notebook
 from lessons_lib.errors import CourseInputError, file_errors
 from lessons_lib.exercises.course_map import PREREQUISITES
-from lessons_lib.files import folder_lock, foreign_entries, record_written
+from lessons_lib.files import check_output_folder, folder_lock, record_written
 from lessons_lib.paths import DATA_DIR, NOTEBOOKS_DIR, REPO_ROOT
 
 ASSETS_DIR = Path(__file__).with_name("site_assets")
@@ -214,10 +214,46 @@ def _slug(text: str, taken: set[str]) -> str:
     return slug
 
 
-def _markdown(text: str) -> str:
-    from nbconvert.filters.markdown_mistune import markdown2html_mistune
+# Pictures pasted into a markdown cell (its ``attachments``) that the site writes as image files, by type.
+_ATTACHMENT_TYPES = {"image/png": "png", "image/jpeg": "jpg", "image/gif": "gif", "image/webp": "webp"}
 
-    return sanitise_html(markdown2html_mistune(text))
+
+def _markdown(text: str, attachments: dict | None = None, images: _Images | None = None) -> str:
+    """A markdown cell (or file) as sanitised HTML; its pasted pictures (``attachment:NAME``) become image files."""
+    from nbconvert.filters.markdown_mistune import MarkdownWithMath
+
+    renderer = _attachment_renderer()(escape=False, attachments=attachments or {})
+    renderer.images = images
+    return sanitise_html(MarkdownWithMath(renderer=renderer).render(text))
+
+
+def _attachment_renderer() -> type:
+    """nbconvert's renderer, except that a picture the cell does not hold (or not as an image) is its alt text.
+
+    nbconvert raises ``InvalidNotebook: missing attachment`` for those; the site shows the rest of the lesson.
+    """
+    import base64
+    import binascii
+
+    from nbconvert.filters.markdown_mistune import IPythonRenderer
+
+    class AttachmentRenderer(IPythonRenderer):
+        images: _Images | None = None
+
+        def image(self, text: str, url: str, title: str | None = None) -> str:
+            if not url.startswith("attachment:"):
+                return super().image(text, url, title)
+            found = self.attachments.get(url[len("attachment:"):])
+            kind = next((t for t in _ATTACHMENT_TYPES if isinstance(found, dict) and isinstance(found.get(t), str)), None)
+            try:
+                data = base64.b64decode(_text(found[kind]), validate=False) if kind and self.images else b""
+            except (binascii.Error, ValueError):
+                data = b""
+            if not data:  # missing, not an image, or undecodable: the alt text stays readable
+                return f'<span class="missing-picture">[{html.escape(text or url)}]</span>'
+            return super().image(text, self.images.add(data, _ATTACHMENT_TYPES[kind]), title)
+
+    return AttachmentRenderer
 
 
 # --- notebook HTML, sanitised: nothing runs and nothing loads from another host ----------------------
@@ -247,7 +283,8 @@ def _safe_url(url: str, loads: bool) -> bool:
     Links may point anywhere on the web (they load nothing until followed) but never run script;
     sources must be the site's own files or data images.
     """
-    bare = re.sub(r"[\x00-\x20\x7f]", "", url)
+    # Browsers read a backslash in a URL as a slash: "\\host/x" is "//host/x", another host.
+    bare = re.sub(r"[\x00-\x20\x7f]", "", url).replace("\\", "/")
     parts = urlsplit(bare)
     if loads:
         return (not parts.scheme and not parts.netloc) or bool(_DATA_IMAGE.match(bare))
@@ -520,7 +557,7 @@ def notebook_body(nb: nbformat.NotebookNode, name: str, images: _Images) -> str:
     parts = []
     for index, cell in enumerate(nb.cells):
         if cell.cell_type == "markdown":
-            parts.append(f'<div class="md tex2jax_process">{_markdown(cell.source)}</div>')
+            parts.append(f'<div class="md tex2jax_process">{_markdown(cell.source, cell.get("attachments"), images)}</div>')
         elif cell.cell_type != "code":
             continue
         elif index in by_cell:
@@ -969,13 +1006,15 @@ def _assets(documents: dict[str, str]) -> dict[str, bytes]:
     return files
 
 
-def build_site(out_dir: Path, notebooks_dir: Path = NOTEBOOKS_DIR, repo_url: str | None = None) -> SiteReport:
+def build_site(out_dir: Path, notebooks_dir: Path = NOTEBOOKS_DIR, repo_url: str | None = None,
+               force: bool = False) -> SiteReport:
     """Write the course's website into ``out_dir`` from the committed notebooks and cards.
 
     ``out_dir`` must be new, empty, or hold only files this course wrote there (an earlier
     site); every page is rendered before anything is written. ``repo_url``, the repository's
     address, is shown on the home page and in each lesson's "run it yourself" box (``None``: the
-    address in the package's metadata, :func:`site_repo_url`).
+    address in the package's metadata, :func:`site_repo_url`). ``force`` (``--force``) replaces
+    files of the same names that the course did not write.
 
     Raises:
         CourseInputError: ``out_dir`` is inside the notebooks folder or holds files the course
@@ -984,7 +1023,7 @@ def build_site(out_dir: Path, notebooks_dir: Path = NOTEBOOKS_DIR, repo_url: str
     """
     start = time.perf_counter()
     check_output_outside(out_dir, [notebooks_dir, DATA_DIR], flag="--out")
-    _refuse_foreign(out_dir)  # before the work, and again under the folder's lock
+    check_output_folder(out_dir, "--out", force=force)  # before the work, and again under the folder's lock
     pages, images = collect_pages(notebooks_dir, site_repo_url(repo_url))
     documents = render_pages(pages)
     documents["assets/search-index.js"] = search_index(pages)
@@ -992,16 +1031,16 @@ def build_site(out_dir: Path, notebooks_dir: Path = NOTEBOOKS_DIR, repo_url: str
     files.update(images)
     files.update(_assets(documents))
     files[".nojekyll"] = b""  # GitHub Pages: serve the folder as it is
-    written = _write_all(out_dir, files)
+    written = _write_all(out_dir, files, force)
     return SiteReport(pages=[p.href for p in pages] + ["search.html"], files=written,
                       size_bytes=sum(len(data) for data in files.values()), seconds=time.perf_counter() - start)
 
 
-def _write_all(out_dir: Path, files: dict[str, bytes]) -> list[Path]:
+def _write_all(out_dir: Path, files: dict[str, bytes], force: bool) -> list[Path]:
     with file_errors(out_dir, "create the folder"):
         out_dir.mkdir(parents=True, exist_ok=True)
     with folder_lock(out_dir):
-        _refuse_foreign(out_dir)
+        check_output_folder(out_dir, "--out", force=force)
         written = []
         for name, data in sorted(files.items()):
             target = out_dir / name
@@ -1010,10 +1049,3 @@ def _write_all(out_dir: Path, files: dict[str, bytes]) -> list[Path]:
             written.append(record_written(target, data))
     return written
 
-
-def _refuse_foreign(out_dir: Path) -> None:
-    foreign = foreign_entries(out_dir)
-    if foreign:
-        shown = ", ".join(foreign[:5]) + (f" and {len(foreign) - 5} more" if len(foreign) > 5 else "")
-        raise CourseInputError(f"{out_dir} holds files the course did not write there, or that were edited "
-                               f"since ({shown}): choose a new or empty folder (nothing was written)")

@@ -43,10 +43,14 @@ job() {  # fraction arm seed folder ("" for the curve) name-tag [extra flags]
     return 0
   fi
   mkdir -p "$(dirname "$out")" "$WORK/logs"
-  printf '%s\n' "python -m lessons_lib.cli experiment --data-dir $LCQMC --train-fraction $fraction \
---subset-seed $seed --seeds $seed --preset matchflags --epochs $(epochs_for "$fraction") --epoch-choice best_dev \
---variants $arm --threads 1 --no-progress --cache-dir $CACHE --work-dir $WORK/f$fraction $* --out $out \
-> $WORK/logs/${folder:+$folder-}f$fraction-$tag-$arm-seed$seed.log 2>&1"
+  local log="$WORK/logs/${folder:+$folder-}f$fraction-$tag-$arm-seed$seed.log"
+  # One line per job for `bash -c`: every word quoted with %q, so a path with spaces, quotes or `$(...)`
+  # in it stays one argument and nothing in it is run.
+  printf '%q ' python -m lessons_lib.cli experiment --data-dir "$LCQMC" --train-fraction "$fraction" \
+    --subset-seed "$seed" --seeds "$seed" --preset matchflags --epochs "$(epochs_for "$fraction")" \
+    --epoch-choice best_dev --variants "$arm" --threads 1 --no-progress --cache-dir "$CACHE" \
+    --work-dir "$WORK/f$fraction" "$@" --out "$out"
+  printf '> %q 2>&1\n' "$log"
 }
 
 curve_jobs() {
