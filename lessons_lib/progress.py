@@ -8,11 +8,12 @@ back to the text bar. The course asks for the text bar itself in that case. No t
 from __future__ import annotations
 
 import importlib.util
+from typing import Any
 
 __all__ = ["progress_bar_class"]
 
 
-def progress_bar_class() -> type:
+def progress_bar_class() -> Any:
     """The ``tqdm`` class to use here: ``tqdm.auto.tqdm`` when ipywidgets can be imported, else ``tqdm.std.tqdm``."""
     if importlib.util.find_spec("ipywidgets") is None:
         from tqdm.std import tqdm

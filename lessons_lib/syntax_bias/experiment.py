@@ -227,7 +227,8 @@ def _train_and_score(model: SyntaxBiasedPairClassifier, data: LcqmcData, prepare
     """Train one run (resuming from its folder), score the test split once, and without the parser."""
     result = train_pair_classifier(
         model, prepared.train, data.dev.examples, prepared.vocab, train_config,
-        out_dir=None if place.run_dir is None else Path(place.work_dir) / place.run_dir, device=place.device,
+        out_dir=None if place.run_dir is None or place.work_dir is None else Path(place.work_dir) / place.run_dir,
+        device=place.device,
         progress=place.progress, log=None, extras_fn=extras_fn, model_config=model_spec,
         restart_hint="another --work-dir, or move this run's folder away to train it afresh",
         keep_best_dev=place.epoch_choice == "best_dev",
@@ -401,7 +402,9 @@ def _learned_table(model: SyntaxBiasedPairClassifier, variant: str, seed: int,
     """The trained table of a learned variant's run (``None`` for the others)."""
     if not VARIANTS[variant].learned:
         return None
-    table = model.syntax_bias.bias_per_bucket().cpu()  # (tables, rows, buckets)
+    bias = model.syntax_bias
+    assert bias is not None  # a learned variant has its bias module
+    table = bias.bias_per_bucket().cpu()  # (tables, rows, buckets)
     return LearnedTable(variant, seed, list(names), table.tolist(), table.mean(dim=(0, 1)).tolist())
 
 
@@ -544,11 +547,12 @@ def _run_all(shared: _Shared, jobs: Sequence[tuple[str, int]], workers: int):
     stderr = Connection(os.dup(2), readable=False)  # the real standard error, sent to each worker as a descriptor
     pool = ProcessPoolExecutor(min(workers, len(jobs)), mp_context=context, initializer=_start_worker,
                                initargs=(shared, torch.get_num_threads(), os.getpid(), stderr))
-    states = None
+    states: tuple | None = None
     try:
         with _ctrl_c_held(), _stderr_quiet():  # map submits every job now, which spawns the workers
             results = pool.map(_worker_run, jobs)
-        for record, table, _states in results:
+        for record, table, worker_states in results:
+            states = worker_states  # the last run's random streams, as after running the jobs here one by one
             yield record, table
     except BaseException:  # Ctrl-C or an error: the workers' runs are not waited for (nor a worker spawned after it)
         for process in list((getattr(pool, "_processes", None) or {}).values()):  # the pool keeps no public list
@@ -557,6 +561,7 @@ def _run_all(shared: _Shared, jobs: Sequence[tuple[str, int]], workers: int):
     finally:
         pool.shutdown()
         stderr.close()
+    assert states is not None  # more than one job ran
     restore_random_states(states)
 
 

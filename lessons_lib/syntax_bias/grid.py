@@ -240,7 +240,7 @@ def load_grid(paths: Sequence[str | Path], expected_sha256: Mapping[str, str] | 
         raise CourseInputError("no results files given")
     runs: list[GridRun] = []
     recipes: dict[str, tuple[Path, dict]] = {}
-    first = None
+    first: tuple[Path, ExperimentResult] | None = None
     for path in map(Path, paths):
         result = load_results(path, expected_sha256, first)
         _check_same_subset(path, result, first)
@@ -255,6 +255,7 @@ def load_grid(paths: Sequence[str | Path], expected_sha256: Mapping[str, str] | 
                 raise CourseInputError(f"{path}: {recipe} / {arm} / seed {run.seed} is also in an earlier file")
             runs.append(GridRun(recipe, arm, run.seed, run.dev_accuracy, run.test_accuracy,
                                 np.asarray(run.test_predictions) == labels, path))
+    assert first is not None  # paths is not empty
     return Grid(runs, first[1])
 
 

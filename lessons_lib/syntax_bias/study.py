@@ -191,8 +191,15 @@ class Study:
     n_test: int
     unfinished: dict[float, tuple[int, int]] = field(default_factory=dict)
 
-    def run(self, fraction: float, arm: str, seed: int) -> StudyRun | None:
-        return self._index.get((fraction, arm, seed))
+    def has_run(self, fraction: float, arm: str, seed: int) -> bool:
+        return (fraction, arm, seed) in self._index
+
+    def run(self, fraction: float, arm: str, seed: int) -> StudyRun:
+        """The run of ``arm`` and ``seed`` at ``fraction`` (callers ask only for runs the study holds)."""
+        try:
+            return self._index[(fraction, arm, seed)]
+        except KeyError:
+            raise CourseInputError(f"the study holds no run of {arm} with seed {seed} at {fraction:.0%}") from None
 
     def __post_init__(self) -> None:
         self._index = {(r.fraction, r.arm, r.seed): r for r in self.runs}
@@ -206,7 +213,7 @@ class Study:
     def paired(self, fraction: float, a: str, b: str) -> tuple[list[int], list[int]]:
         """``(seeds, wins)``: the complete seeds of ``fraction`` where both arms ran, and per seed a's
         correct test pairs minus b's."""
-        seeds = [s for s in self.complete_seeds.get(fraction, []) if self.run(fraction, a, s) and self.run(fraction, b, s)]
+        seeds = [s for s in self.complete_seeds.get(fraction, []) if self.has_run(fraction, a, s) and self.has_run(fraction, b, s)]
         return seeds, [self.run(fraction, a, s).test_correct_count - self.run(fraction, b, s).test_correct_count
                        for s in seeds]
 
@@ -218,7 +225,7 @@ class Study:
 
     def primary(self) -> list[StudyContrast]:
         """The family of the plan's 8 contrasts (those the files allow, with ``partial``), Holm over them."""
-        out = []
+        out: list[StudyContrast] = []
         for arm in BIASED_ARMS:
             within = {f: self.contrast(f, arm, BASELINE) for f in PRIMARY_FRACTIONS if self.complete_seeds.get(f)}
             out += within.values()
@@ -249,7 +256,10 @@ class Study:
         out = {}
         for f in self.fractions():
             values = [self.run(f, "learned", s).bias_max_abs for s in self.complete_seeds[f]]
-            out[f] = statistics.median(values)
+            measured = [v for v in values if v is not None]
+            if len(measured) < len(values):
+                raise CourseInputError(f"{_fraction_name(f)}: a learned run without its table's movement")
+            out[f] = statistics.median(measured)
         return out
 
     def arms_at(self, fraction: float) -> list[str]:
@@ -275,10 +285,12 @@ class Study:
 
     def bootstrap(self, contrast: StudyContrast) -> tuple[float, float, float] | None:
         """The test-pair bootstrap of a within-fraction contrast, the seeds held fixed (``None`` across fractions)."""
-        if contrast.fraction is None:
+        fraction = contrast.fraction
+        if fraction is None:
             return None
+
         def stack(arm: str) -> np.ndarray:
-            return np.stack([self.run(contrast.fraction, arm, s).test_correct for s in contrast.seeds])
+            return np.stack([self.run(fraction, arm, s).test_correct for s in contrast.seeds])
         return pooled_interval(stack(contrast.arm), stack(BASELINE))
 
     def dev_gain(self, fraction: float, arm: str) -> Fraction | None:
@@ -470,9 +482,9 @@ def load_study(folder: str | Path, expected_sha256: Mapping[str, str] | None = N
     if not paths:
         raise CourseInputError(f"{folder}: a folder without results files (*.json)")
     runs: dict[tuple[float, str, int], StudyRun] = {}
-    subsets: dict[tuple[float, int], tuple[str, Path]] = {}
+    subsets: dict[tuple[float, int], tuple[str | None, Path]] = {}
     made: dict[float, tuple[tuple, Path]] = {}
-    first = None
+    first: tuple[Path, ExperimentResult] | None = None
     for path in paths:
         result = load_results(path, expected_sha256, first)
         first = first or (path, result)
@@ -515,6 +527,7 @@ def load_study(folder: str | Path, expected_sha256: Mapping[str, str] | None = N
                 raise CourseInputError(f"{folder}: fraction {fraction:g} has seeds {complete.get(fraction, [])}, the plan's "
                                        f"are {PLAN_SEEDS[fraction][0]}–{PLAN_SEEDS[fraction][-1]} "
                                        "(use --partial to read only complete seeds)")
+    assert first is not None  # paths is not empty
     return Study(list(runs.values()), complete, partial, len(first[1].test_labels), unfinished)
 
 
@@ -717,8 +730,9 @@ def format_controls(study: Study) -> str:
     until every control run at the target is written (unless ``partial``), only how many are."""
     (arm, fraction), family, descriptive = study.controls()
     lines = _partial_note(study)
+    gain = study.dev_gain(fraction, arm)
     lines.append(f"control target: {arm} at {_fraction_name(fraction)} (largest mean dev gain over none: "
-                 f"{float(study.dev_gain(fraction, arm)):+.2f} dev pairs)")
+                 + ("no complete seed" if gain is None else f"{float(gain):+.2f} dev pairs") + ")")
     written, planned = study.control_progress()
     if written < planned and not study.partial:  # the plan tests the controls once, when all are written
         lines.append(f"  controls: {written} of {planned} runs written; nothing is tested before all are "

@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Sequence
 
+from lessons_lib.errors import CourseInputError
 from lessons_lib.syntax_bias.grid import Contrast, SeedLevel
 from lessons_lib.syntax_bias.registry import BASELINE
 from lessons_lib.syntax_bias.study import BARELY_MOVED, BIASED_ARMS, FULL, PRIMARY_FRACTIONS, Study, StudyContrast
@@ -71,7 +72,10 @@ def _mean_and_interval(ax, contrasts: Sequence[StudyContrast], nudge: float, col
     unless ``open_marker`` (then the markers are hollow and unjoined)."""
     lower = [c.mean - c.low if c.low == c.low else 0.0 for c in contrasts]
     upper = [c.high - c.mean if c.high == c.high else 0.0 for c in contrasts]
-    ax.errorbar([c.fraction * nudge for c in contrasts], [c.mean for c in contrasts], yerr=[lower, upper],
+    fractions = [c.fraction for c in contrasts if c.fraction is not None]
+    if len(fractions) < len(contrasts):
+        raise CourseInputError("only contrasts within one fraction have a place on the curve")
+    ax.errorbar([f * nudge for f in fractions], [c.mean for c in contrasts], yerr=[lower, upper],
                 marker="o", capsize=3, color=colour, label=label,
                 **({"markerfacecolor": "white", "linestyle": "none"} if open_marker else {}))
 

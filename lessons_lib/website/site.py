@@ -245,12 +245,14 @@ def _attachment_renderer() -> type:
                 return super().image(text, url, title)
             found = self.attachments.get(url[len("attachment:"):])
             kind = next((t for t in _ATTACHMENT_TYPES if isinstance(found, dict) and isinstance(found.get(t), str)), None)
-            try:
-                data = base64.b64decode(_text(found[kind]), validate=False) if kind and self.images else b""
-            except (binascii.Error, ValueError):
-                data = b""
-            if not data:  # missing, not an image, or undecodable: the alt text stays readable
-                return f'<span class="missing-picture">[{html.escape(text or url)}]</span>'
+            data = b""
+            if kind is not None and isinstance(found, dict) and self.images is not None:
+                try:
+                    data = base64.b64decode(_text(found[kind]), validate=False)
+                except (binascii.Error, ValueError):
+                    data = b""
+            if not data or kind is None or self.images is None:  # missing, not an image, or undecodable
+                return f'<span class="missing-picture">[{html.escape(text or url)}]</span>'  # the alt text stays readable
             return super().image(text, self.images.add(data, _ATTACHMENT_TYPES[kind]), title)
 
     return AttachmentRenderer
@@ -368,7 +370,7 @@ def _string_value(node) -> str | None:
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
         return node.value
     if isinstance(node, ast.JoinedStr):
-        text = "".join(part.value if isinstance(part, ast.Constant) else "…" for part in node.values)
+        text = "".join(str(part.value) if isinstance(part, ast.Constant) else "…" for part in node.values)
         return text if len(re.findall(r"\w", text)) >= 2 else None  # not a bare "{a} -> {b}"
     return None
 
@@ -381,7 +383,8 @@ def _figure_words(source: str) -> tuple[list[str], list[str]]:
         tree = ast.parse(source)
     except SyntaxError:  # a cell with IPython magic: no titles read
         return [], []
-    titles, labels = [], []
+    titles: list[str] = []
+    labels: list[str] = []
     for node in ast.walk(tree):
         if not isinstance(node, ast.Call):
             continue
@@ -445,7 +448,8 @@ def printed_text_html(text: str) -> str:
     ``site.css``), so its columns stay aligned.
     """
     lines = text.splitlines(keepends=True)
-    parts, run = [], []
+    parts: list = []
+    run: list[str] = []
 
     def flush_run() -> None:
         escaped = html.escape("".join(run))
@@ -864,7 +868,8 @@ def _sections(soup, title: str) -> list[dict[str, str]]:
 
     Only markdown is searched (not code, outputs or folded answers): a hit lands on prose a reader sees.
     """
-    entries, current = [], {"a": "", "h": title, "t": []}
+    entries: list[dict] = []
+    current: dict = {"a": "", "h": title, "t": []}
     for container in soup.select("div.md"):
         for node in container.find_all(["h1", "h2", "h3", "h4", "p", "li", "td", "th", "pre"]):
             if node.name in ("h1", "h2", "h3", "h4"):
