@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from typing import NamedTuple
 
 import matplotlib
 import pytest
@@ -17,6 +18,36 @@ import torch  # noqa: E402
 # (on 2 busy cores the unit tests took twice as long). Only this process: the notebooks' kernels
 # and the command lines the tests start keep their own settings.
 torch.set_num_threads(1)
+
+
+class CommandResult(NamedTuple):
+    """What one ``lessons`` command gave: its exit status and what it printed."""
+
+    code: int
+    out: str
+    err: str
+
+
+@pytest.fixture
+def cli(capsys):
+    """``cli(argv)``: the ``lessons`` command in this process → :class:`CommandResult`.
+
+    Arguments may be paths; argparse's own exits give their status; a Ctrl-C that escapes ``main``
+    fails the test (on a console the user would see a traceback).
+    """
+    from lessons_lib.cli import main
+
+    def run(argv) -> CommandResult:
+        try:
+            code = main([str(a) for a in argv])
+        except SystemExit as error:  # argparse's own errors and --help
+            code = error.code if isinstance(error.code, int) else 2
+        except KeyboardInterrupt:
+            pytest.fail("Ctrl-C escaped the command: the user sees a KeyboardInterrupt traceback")
+        captured = capsys.readouterr()
+        return CommandResult(code, captured.out, captured.err)
+
+    return run
 
 
 @pytest.fixture(scope="session")

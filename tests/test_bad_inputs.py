@@ -448,19 +448,11 @@ def _fill(argv: list[str], paths: dict[str, str]) -> list[str]:
     return [arg.format(**paths) for arg in argv]
 
 
-def _run(argv: list[str], capsys) -> tuple[int, str]:
-    try:
-        code = main(argv)
-    except SystemExit as error:  # argparse's own errors
-        code = error.code
-    return code, capsys.readouterr().err
-
-
 @pytest.mark.parametrize("argv, expected", [(argv, text) for _, argv, text in CASES], ids=[c[0] for c in CASES])
-def test_bad_input_is_one_error_line_naming_the_culprit(prepared, capsys, argv, expected):
+def test_bad_input_is_one_error_line_naming_the_culprit(prepared, cli, argv, expected):
     out = Path(prepared["root"]) / "o"
     shutil.rmtree(out, ignore_errors=True)
-    code, err = _run(_fill(argv, prepared), capsys)
+    code, _, err = cli(_fill(argv, prepared))
     assert code == 2, err
     assert "Traceback" not in err
     assert expected.format(**prepared) in err, err
@@ -471,7 +463,7 @@ def test_bad_input_is_one_error_line_naming_the_culprit(prepared, capsys, argv, 
     assert not (Path(prepared["root"]) / "payload-ran").exists()
 
 
-def test_a_cached_parse_edited_on_disk_is_an_error_naming_the_cache(prepared, tmp_path, capsys):
+def test_a_cached_parse_edited_on_disk_is_an_error_naming_the_cache(cli, prepared, tmp_path, capsys):
     cache = tmp_path / "cache"
     assert main(["preparse", "--data-dir", prepared["tiny_data"], "--cache-dir", str(cache)]) == 0
     capsys.readouterr()
@@ -480,12 +472,12 @@ def test_a_cached_parse_edited_on_disk_is_an_error_naming_the_cache(prepared, tm
         parse = json.loads(blob)
         parse["words"] = [parse["words"][0] + "改", *parse["words"][1:]]
         db.execute("UPDATE parses SET parse = ? WHERE key = ?", (json.dumps(parse, ensure_ascii=False), key))
-    code, err = _run(["preparse", "--data-dir", prepared["tiny_data"], "--cache-dir", str(cache)], capsys)
+    code, _, err = cli(["preparse", "--data-dir", prepared["tiny_data"], "--cache-dir", str(cache)])
     assert code == 2 and f"parse cache {cache / 'parses.sqlite'}, entry for {parse['text']!r}" in err
     assert "do not spell the text" in err and "Traceback" not in err
 
 
-def test_a_cached_parse_replaced_by_another_valid_tree_is_an_error_naming_the_cache(prepared, tmp_path, capsys):
+def test_a_cached_parse_replaced_by_another_valid_tree_is_an_error_naming_the_cache(cli, prepared, tmp_path, capsys):
     cache = tmp_path / "cache"
     assert main(["preparse", "--data-dir", prepared["tiny_data"], "--cache-dir", str(cache)]) == 0
     capsys.readouterr()
@@ -497,17 +489,17 @@ def test_a_cached_parse_replaced_by_another_valid_tree_is_an_error_naming_the_ca
         parse["heads"] = [-1 if i == moved else moved if i == root else h for i, h in enumerate(parse["heads"])]
         db.execute("UPDATE parses SET parse = ? WHERE key = ?", (json.dumps(parse, ensure_ascii=False), key))
     db.close()
-    code, err = _run(["preparse", "--data-dir", prepared["tiny_data"], "--cache-dir", str(cache)], capsys)
+    code, _, err = cli(["preparse", "--data-dir", prepared["tiny_data"], "--cache-dir", str(cache)])
     assert code == 2 and f"parse cache {cache / 'parses.sqlite'}, entry for {parse['text']!r}" in err, err
     assert "not the one written under its key" in err and "Traceback" not in err
     assert len([line for line in err.splitlines() if line.strip()]) == 1, err
 
 
-def test_a_run_folder_that_cannot_be_written_is_named(tmp_path, capsys):
+def test_a_run_folder_that_cannot_be_written_is_named(tmp_path, cli):
     """A run folder where the checkpoint's temporary file is a folder: the save fails, naming the file."""
     out = tmp_path / "run"
     (out / f".checkpoint.pt.{os.getpid()}.tmp").mkdir(parents=True)  # this process's temporary name
-    code, err = _run(["train", "--out", str(out), *TINY, "--threads", "1"], capsys)
+    code, _, err = cli(["train", "--out", str(out), *TINY, "--threads", "1"])
     assert code == 2 and "Traceback" not in err and str(out / "checkpoint.pt") in err, err
 
 

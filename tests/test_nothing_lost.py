@@ -28,7 +28,7 @@ import nbformat
 import pytest
 import torch
 
-from lessons_lib.cli import build_parser, main
+from lessons_lib.cli import build_parser
 from lessons_lib.errors import CourseInputError
 from lessons_lib.files import LOCK_NAME, MANIFEST_NAME
 from lessons_lib.paths import LCQMC_ENV_VAR, LCQMC_SAMPLE_DIR, NOTEBOOKS_DIR, REPO_ROOT
@@ -41,15 +41,6 @@ LESSON = NOTEBOOKS_DIR / "01_dot_product_attention.ipynb"
 @pytest.fixture(autouse=True)
 def _no_lcqmc_variable(monkeypatch):
     monkeypatch.delenv(LCQMC_ENV_VAR, raising=False)
-
-
-def _run(argv: list[str], capsys) -> tuple[int, str, str]:
-    try:
-        code = main([str(a) for a in argv])
-    except KeyboardInterrupt:  # escaping main is what a traceback on the console is
-        pytest.fail("Ctrl-C escaped the command: the user sees a KeyboardInterrupt traceback")
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
 
 
 def _one_error_line(err: str) -> str:
@@ -86,8 +77,8 @@ def _end(process: subprocess.Popen) -> None:
         process.stdout.close()
 
 
-def _train(out: Path, capsys, *extra: str) -> tuple[int, str, str]:
-    return _run(["train", "--out", out, *TINY, *extra], capsys)
+def _train(cli, out: Path, *extra: str) -> tuple[int, str, str]:
+    return cli(["train", "--out", out, *TINY, *extra])
 
 
 
@@ -150,12 +141,12 @@ def small_disk(tmp_path):
 
 
 class TestOneCommandPerFolder:
-    def test_a_second_run_on_a_folder_in_use_is_refused_naming_it(self, tmp_path, capsys):
+    def test_a_second_run_on_a_folder_in_use_is_refused_naming_it(self, tmp_path, cli):
         out = tmp_path / "run"
         out.mkdir()
         holder = _lock_holder(out)
         try:
-            code, text, err = _train(out, capsys)
+            code, text, err = _train(cli, out)
         finally:
             _end(holder)
         line = _one_error_line(err)
@@ -163,7 +154,7 @@ class TestOneCommandPerFolder:
         assert "epoch 1:" not in text and _snapshot(out) == {LOCK_NAME: f"{holder.pid}\n".encode()}
 
     @pytest.mark.parametrize("left", ["killed holder", "live unrelated process", "empty", "text"])
-    def test_a_lock_file_nobody_holds_is_taken(self, tmp_path, capsys, left):
+    def test_a_lock_file_nobody_holds_is_taken(self, tmp_path, cli, left):
         out = tmp_path / "run"
         out.mkdir()
         other = subprocess.Popen(["sleep", "60"])
@@ -175,7 +166,7 @@ class TestOneCommandPerFolder:
             else:
                 content = {"live unrelated process": f"{other.pid}\n", "empty": "", "text": "not a pid"}[left]
                 (out / LOCK_NAME).write_text(content, encoding="utf-8")
-            code, text, err = _train(out, capsys)
+            code, text, err = _train(cli, out)
         finally:
             other.kill()
             other.wait()
@@ -248,7 +239,7 @@ class TestOneCommandPerFolder:
         spent = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
         assert spent < TWO_TINY_RUNS_CPU_BUDGET, f"the two runs used {spent:.0f} CPU seconds"
 
-    def test_an_experiment_refuses_a_results_file_another_one_is_writing(self, tmp_path, capsys, monkeypatch):
+    def test_an_experiment_refuses_a_results_file_another_one_is_writing(self, tmp_path, cli, monkeypatch):
         from lessons_lib.cli import experiment_commands
 
         monkeypatch.setattr(experiment_commands, "_data_and_parses", lambda args, config: (None, None))
@@ -257,27 +248,27 @@ class TestOneCommandPerFolder:
             lock.write("1\n")
             lock.flush()
             fcntl.flock(lock, fcntl.LOCK_EX)
-            code, _, err = _run(["experiment", "--out", out, "--threads", "1"], capsys)
+            code, _, err = cli(["experiment", "--out", out, "--threads", "1"])
         assert code == 2 and f"{out} is in use by another command (process 1)" in _one_error_line(err)
         assert not out.exists()
 
 
 class TestLockFilesAndManifest:
     @pytest.mark.parametrize("kind", ["folder", "unreadable"])
-    def test_a_lock_that_cannot_be_opened_says_how_to_clear_it(self, tmp_path, capsys, kind):
+    def test_a_lock_that_cannot_be_opened_says_how_to_clear_it(self, tmp_path, cli, kind):
         out = tmp_path / "run"
         out.mkdir()
         if kind == "folder":
             (out / LOCK_NAME).mkdir()
         else:
             (out / LOCK_NAME).symlink_to(tmp_path / "elsewhere")  # not a plain file: never followed
-        code, _, err = _train(out, capsys)
+        code, _, err = _train(cli, out)
         line = _one_error_line(err)
         assert code == 2 and f"{out}: its lock {out / LOCK_NAME} is not a plain file" in line
         remove = "rm -r" if kind == "folder" else "rm"  # a link is a file to rm, a folder needs -r
         assert f"remove it ({remove} '{out / LOCK_NAME}')" in line and "in use" not in line
 
-    def test_a_read_only_folder_is_named_and_no_missing_lock_is_to_be_removed(self, tmp_path, capsys, monkeypatch):
+    def test_a_read_only_folder_is_named_and_no_missing_lock_is_to_be_removed(self, tmp_path, cli, monkeypatch):
         import errno
 
         from lessons_lib import files
@@ -292,7 +283,7 @@ class TestLockFilesAndManifest:
             return real(path, flags, *args, **kwargs)
 
         monkeypatch.setattr(files.os, "open", read_only)
-        code, _, err = _train(out, capsys)
+        code, _, err = _train(cli, out)
         line = _one_error_line(err)
         assert code == 2 and f"{out}: cannot create its lock file {out / LOCK_NAME} (Read-only file system)" in line
         assert line.endswith(f"writes in {out}; make it writable, or choose another folder")
@@ -327,12 +318,12 @@ class TestLockFilesAndManifest:
 
 class TestFullDisk:
     @pytest.mark.slow
-    def test_build_sample_on_a_full_disk_keeps_the_old_sample_whole(self, small_disk, capsys):
+    def test_build_sample_on_a_full_disk_keeps_the_old_sample_whole(self, small_disk, cli):
         disk = small_disk("1m")
         for name in ("train.tsv", "dev.tsv", "test.tsv"):
             shutil.copy(LCQMC_SAMPLE_DIR / name, disk / name)
         before = _snapshot(disk)
-        code, _, err = _run(["build-sample", "--out-dir", disk, "--seed", "7", "--force"], capsys)  # not the course's
+        code, _, err = cli(["build-sample", "--out-dir", disk, "--seed", "7", "--force"])  # not the course's
         line = _one_error_line(err)
         assert code == 2 and "No space left on device" in line and str(disk) in line
         after = {name: data for name, data in _snapshot(disk).items() if name != MANIFEST_NAME}  # the record may stay
@@ -341,16 +332,16 @@ class TestFullDisk:
 
         assert len(load_lcqmc(disk).train) > 0
 
-    def test_a_checkpoint_that_does_not_fit_is_one_error_line_naming_it(self, small_disk, capsys):
+    def test_a_checkpoint_that_does_not_fit_is_one_error_line_naming_it(self, small_disk, cli):
         out = small_disk("64k")
-        code, _, err = _train(out, capsys)
+        code, _, err = _train(cli, out)
         line = _one_error_line(err)
         assert code == 2 and f"cannot write {out / 'checkpoint.pt'}: No space left on device" in line
         assert not (out / "checkpoint.pt").exists() and not [p for p in out.iterdir() if p.name.endswith(".tmp")]
 
-    def test_a_workspace_on_a_full_disk_holds_no_half_notebook(self, small_disk, capsys):
+    def test_a_workspace_on_a_full_disk_holds_no_half_notebook(self, small_disk, cli):
         disk = small_disk("256k")
-        code, _, err = _run(["workspace", disk / "ws"], capsys)
+        code, _, err = cli(["workspace", disk / "ws"])
         assert code == 2 and "No space left on device" in _one_error_line(err)
         from lessons_lib.course.notebooks import read_notebook
 
@@ -385,13 +376,13 @@ class TestBoundedInputs:
         ["preparse", "--cache-dir", "{tmp}/cache"],
         ["experiment", "--out", "{tmp}/r.json", "--threads", "1", "--no-progress"],
     ], ids=["train", "preparse", "experiment"])
-    def test_a_huge_question_is_refused_naming_the_line_and_the_limit(self, long_question, tmp_path, capsys, command):
+    def test_a_huge_question_is_refused_naming_the_line_and_the_limit(self, long_question, tmp_path, cli, command):
         from lessons_lib.pairs.data import MAX_SENTENCE_CHARS
 
         line_number = len((long_question / "dev.tsv").read_text(encoding="utf-8").splitlines())
         argv = [a.format(tmp=tmp_path) for a in command] + ["--data-dir", long_question]
         started = time.perf_counter()
-        code, _, err = _run(argv, capsys)
+        code, _, err = cli(argv)
         line = _one_error_line(err)
         assert code == 2 and f"{long_question / 'dev.tsv'}, line {line_number}" in line
         assert f"100,000 characters, more than the {MAX_SENTENCE_CHARS:,}" in line
@@ -532,39 +523,39 @@ class TestCtrlC:
 
         return raise_interrupt
 
-    def test_experiment(self, tmp_path, capsys, monkeypatch, interrupt):
+    def test_experiment(self, tmp_path, cli, monkeypatch, interrupt):
         from lessons_lib.cli import experiment_commands
 
         monkeypatch.setattr(experiment_commands, "_data_and_parses", interrupt)
-        code, out, err = _run(["experiment", "--out", tmp_path / "r.json", "--threads", "1"], capsys)
+        code, out, err = cli(["experiment", "--out", tmp_path / "r.json", "--threads", "1"])
         assert code == 130 and err == ""
         assert out.strip() == (f"interrupted; every finished epoch of every run is checkpointed under "
                                f"{tmp_path / 'r_runs'} and {tmp_path / 'r.json'} is unchanged: run the same command "
                                "again to resume")
         assert not (tmp_path / "r.json.lock").exists()
 
-    def test_preparse(self, tmp_path, capsys, monkeypatch, interrupt):
+    def test_preparse(self, tmp_path, cli, monkeypatch, interrupt):
         from lessons_lib.syntax import cache
 
         monkeypatch.setattr(cache, "lcqmc_sentences", interrupt)
-        code, out, err = _run(["preparse", "--data-dir", LCQMC_SAMPLE_DIR, "--cache-dir", tmp_path], capsys)
+        code, out, err = cli(["preparse", "--data-dir", LCQMC_SAMPLE_DIR, "--cache-dir", tmp_path])
         assert code == 130 and err == "" and out.strip() == (
             f"interrupted; the sentences parsed so far are kept in the parse cache {tmp_path}: run the same command "
             "again to parse the rest")
 
-    def test_grade(self, tmp_path, capsys, monkeypatch, interrupt):
+    def test_grade(self, tmp_path, cli, monkeypatch, interrupt):
         from lessons_lib.grader import grading
 
         monkeypatch.setattr(grading, "grade_submissions", interrupt)
-        code, out, err = _run(["grade", tmp_path, "--out", tmp_path / "grades"], capsys)
+        code, out, err = cli(["grade", tmp_path, "--out", tmp_path / "grades"])
         assert code == 130 and err == "" and out.startswith(f"interrupted; {tmp_path / 'grades' / 'grades.json'} holds")
 
-    def test_train_with_no_resume_does_not_suggest_the_command_that_deletes_the_checkpoint(self, tmp_path, capsys,
+    def test_train_with_no_resume_does_not_suggest_the_command_that_deletes_the_checkpoint(self, tmp_path, cli,
                                                                                             monkeypatch):
         from lessons_lib.training import trainer
 
         out = tmp_path / "run"
-        assert _train(out, capsys, "--epochs", "2", "--no-resume", "--seed", "1")[0] == 0
+        assert _train(cli, out, "--epochs", "2", "--no-resume", "--seed", "1")[0] == 0
         original = trainer._Trainer.save
 
         def save_then_interrupt(self, path):
@@ -572,59 +563,59 @@ class TestCtrlC:
             raise KeyboardInterrupt
 
         monkeypatch.setattr(trainer._Trainer, "save", save_then_interrupt)
-        code, text, _ = _train(out, capsys, "--epochs", "2", "--no-resume")
+        code, text, _ = _train(cli, out, "--epochs", "2", "--no-resume")
         assert code == 130 and "run the command again without --no-resume to resume" in text
         assert "run the same command again" not in text and (out / "checkpoint.pt").is_file()
 
 
 class TestOnlyTheCoursesFiles:
-    def test_a_finished_run_missing_its_metrics_writes_them_again(self, tmp_path, capsys):
+    def test_a_finished_run_missing_its_metrics_writes_them_again(self, tmp_path, cli):
         out = tmp_path / "run"
-        assert _train(out, capsys)[0] == 0
+        assert _train(cli, out)[0] == 0
         first = json.loads((out / "metrics.json").read_text(encoding="utf-8"))
         (out / "metrics.json").unlink()
-        code, text, err = _train(out, capsys)
+        code, text, err = _train(cli, out)
         assert code == 0, err
         again = json.loads((out / "metrics.json").read_text(encoding="utf-8"))
         assert again["epochs"] == first["epochs"] and len(again["epochs"]) == 1
 
-    def test_a_fresh_run_keeps_the_users_own_metrics_and_vocabulary(self, tmp_path, capsys):
+    def test_a_fresh_run_keeps_the_users_own_metrics_and_vocabulary(self, tmp_path, cli):
         out = tmp_path / "run"
         out.mkdir()
         (out / "metrics.json").write_text('{"mine": true}\n', encoding="utf-8")
         (out / "vocab.json").write_text('["我的"]\n', encoding="utf-8")
         before = _snapshot(out)
-        code, text, err = _train(out, capsys)
+        code, text, err = _train(cli, out)
         line = _one_error_line(err)
         assert code == 2 and f"{out} holds metrics.json, vocab.json, which the course did not write" in line
         assert "removed" not in text and _snapshot(out) == before
 
-    def test_a_run_file_edited_by_the_user_is_not_removed_by_a_fresh_start(self, tmp_path, capsys):
+    def test_a_run_file_edited_by_the_user_is_not_removed_by_a_fresh_start(self, tmp_path, cli):
         out = tmp_path / "run"
-        assert _train(out, capsys)[0] == 0
+        assert _train(cli, out)[0] == 0
         (out / "metrics.json").write_text('{"my notes": 1}\n', encoding="utf-8")
-        code, _, err = _train(out, capsys, "--no-resume")
+        code, _, err = _train(cli, out, "--no-resume")
         assert code == 2 and "holds metrics.json, which the course did not write (or which was changed since)" in err
         assert (out / "metrics.json").read_text(encoding="utf-8") == '{"my notes": 1}\n'
         assert (out / "checkpoint.pt").is_file()  # nothing removed
         (out / "metrics.json").unlink()
-        code, text, _ = _train(out, capsys, "--no-resume")  # the course's own files go, as before
+        code, text, _ = _train(cli, out, "--no-resume")  # the course's own files go, as before
         assert code == 0 and "starting afresh: removed checkpoint.pt, vocab.json, predictions.json" in text
 
-    def test_student_refuses_a_learners_folder_and_rewrites_its_own(self, tmp_path, capsys):
+    def test_student_refuses_a_learners_folder_and_rewrites_its_own(self, tmp_path, cli):
         learner = tmp_path / "mine"
         learner.mkdir()
         (learner / LESSON.name).write_text("my edited notebook", encoding="utf-8")
-        code, _, err = _run(["student", LESSON, "--out", learner], capsys)
+        code, _, err = cli(["student", LESSON, "--out", learner])
         assert code == 2 and f"--out {learner} holds files the course did not write there" in err
         assert (learner / LESSON.name).read_text(encoding="utf-8") == "my edited notebook"
         out = tmp_path / "student"
-        assert _run(["student", LESSON, "--out", out], capsys)[0] == 0
-        assert _run(["student", LESSON, "--out", out], capsys)[0] == 0  # its own, unchanged output: rewritten
+        assert cli(["student", LESSON, "--out", out])[0] == 0
+        assert cli(["student", LESSON, "--out", out])[0] == 0  # its own, unchanged output: rewritten
         nb = nbformat.read(out / LESSON.name, as_version=4)
         nb.cells[0].source += "\n我的笔记"
         nbformat.write(nb, out / LESSON.name)
-        code, _, err = _run(["student", LESSON, "--out", out], capsys)
+        code, _, err = cli(["student", LESSON, "--out", out])
         assert code == 2 and f"or that were changed since ({LESSON.name})" in err
         assert "我的笔记" in (out / LESSON.name).read_text(encoding="utf-8")
 
@@ -686,57 +677,57 @@ class TestOutputsReplaceOnlyTheCoursesOwn:
     """One rule for every --out, --out-dir and --output-dir: a new path, or the command's own earlier output."""
 
     @pytest.mark.parametrize("case", list(OUTPUT_CASES))
-    def test_a_file_the_course_did_not_write_as_this_output_survives_byte_for_byte(self, tmp_path, capsys, case):
+    def test_a_file_the_course_did_not_write_as_this_output_survives_byte_for_byte(self, tmp_path, cli, case):
         argv, kept, make = OUTPUT_CASES[case]
         _tiny_notebook(tmp_path / "nb" / "good.ipynb")
         make(tmp_path / kept)
-        code, out, err = _run([a.format(tmp=tmp_path) for a in argv], capsys)
+        code, out, err = cli([a.format(tmp=tmp_path) for a in argv])
         line = _one_error_line(err)
         assert code == 2, (out, err)
         assert str(tmp_path / kept) in line or (str((tmp_path / kept).parent) in line and (tmp_path / kept).name in line)
         assert "add --force to replace" in line and "choose a new" in line
         assert (tmp_path / kept).read_bytes() == USERS_BYTES
 
-    def test_the_course_s_own_output_is_replaced_and_force_replaces_the_users(self, tmp_path, capsys):
+    def test_the_course_s_own_output_is_replaced_and_force_replaces_the_users(self, tmp_path, cli):
         out = tmp_path / "b.json"
-        assert _run(["baseline", "--out", out], capsys)[0] == 0
+        assert cli(["baseline", "--out", out])[0] == 0
         first = out.read_bytes()
-        assert _run(["baseline", "--out", out], capsys)[0] == 0  # its own earlier output: replaced, no flag needed
+        assert cli(["baseline", "--out", out])[0] == 0  # its own earlier output: replaced, no flag needed
         assert out.read_bytes() == first
         manifest = json.loads((tmp_path / MANIFEST_NAME).read_text(encoding="utf-8"))
         del manifest["kinds"]  # as the course recorded its outputs before they had kinds: the file's format decides
         (tmp_path / MANIFEST_NAME).write_text(json.dumps(manifest), encoding="utf-8")
-        assert _run(["baseline", "--out", out], capsys)[0] == 0
+        assert cli(["baseline", "--out", out])[0] == 0
         _users_own(out)
-        assert _run(["baseline", "--out", out], capsys)[0] == 2 and out.read_bytes() == USERS_BYTES
-        code, _, err = _run(["baseline", "--out", out, "--force"], capsys)
+        assert cli(["baseline", "--out", out])[0] == 2 and out.read_bytes() == USERS_BYTES
+        code, _, err = cli(["baseline", "--out", out, "--force"])
         assert code == 0 and err == ""
         replaced, before = json.loads(out.read_bytes()), json.loads(first)
         assert replaced.pop("command")[-1] == "--force" and before.pop("command")[-1] == str(out) and replaced == before
 
     @pytest.mark.slow
-    def test_a_sample_built_by_the_course_is_rebuilt_but_an_edited_split_is_kept(self, tmp_path, capsys):
+    def test_a_sample_built_by_the_course_is_rebuilt_but_an_edited_split_is_kept(self, tmp_path, cli):
         out = tmp_path / "sample"
-        assert _run(["build-sample", "--out-dir", out], capsys)[0] == 0
+        assert cli(["build-sample", "--out-dir", out])[0] == 0
         first = _snapshot(out)
-        assert _run(["build-sample", "--out-dir", out], capsys)[0] == 0 and _snapshot(out) == first
+        assert cli(["build-sample", "--out-dir", out])[0] == 0 and _snapshot(out) == first
         (out / "dev.tsv").write_bytes(USERS_BYTES)
-        code, _, err = _run(["build-sample", "--out-dir", out], capsys)
+        code, _, err = cli(["build-sample", "--out-dir", out])
         assert code == 2 and "(dev.tsv)" in _one_error_line(err) and (out / "dev.tsv").read_bytes() == USERS_BYTES
 
     @pytest.mark.slow
-    def test_an_executed_copy_is_replaced_by_the_next_run_but_not_once_edited(self, tmp_path, capsys):
+    def test_an_executed_copy_is_replaced_by_the_next_run_but_not_once_edited(self, tmp_path, cli):
         notebook = _tiny_notebook(tmp_path / "nb" / "good.ipynb")
         out = tmp_path / "D"
-        assert _run(["execute", notebook, "--output-dir", out], capsys)[0] == 0
-        assert _run(["execute", notebook, "--output-dir", out], capsys)[0] == 0  # its own copy: replaced
+        assert cli(["execute", notebook, "--output-dir", out])[0] == 0
+        assert cli(["execute", notebook, "--output-dir", out])[0] == 0  # its own copy: replaced
         nb = nbformat.read(out / "good.ipynb", as_version=4)
         nb.cells[0].source += "  # 我的笔记"
         nbformat.write(nb, out / "good.ipynb")
         edited = (out / "good.ipynb").read_bytes()
-        code, _, err = _run(["execute", notebook, "--output-dir", out], capsys)
+        code, _, err = cli(["execute", notebook, "--output-dir", out])
         assert code == 2 and "(good.ipynb)" in _one_error_line(err) and (out / "good.ipynb").read_bytes() == edited
-        assert _run(["execute", notebook, "--output-dir", out, "--force"], capsys)[0] == 0
+        assert cli(["execute", notebook, "--output-dir", out, "--force"])[0] == 0
         assert "我的笔记" not in (out / "good.ipynb").read_text(encoding="utf-8")
 
     def test_a_parser_the_course_trained_is_recognised_by_its_meta(self, tmp_path):
@@ -772,24 +763,24 @@ class TestOutputsReplaceOnlyTheCoursesOwn:
 
 
 class TestIdentityAndHints:
-    def test_the_thread_count_is_part_of_a_runs_identity(self, tmp_path, capsys):
+    def test_the_thread_count_is_part_of_a_runs_identity(self, tmp_path, cli):
         out = tmp_path / "run"
-        assert _train(out, capsys)[0] == 0
-        code, _, err = _run(["train", "--out", out, *TINY, "--threads", "2"], capsys)
+        assert _train(cli, out)[0] == 0
+        code, _, err = cli(["train", "--out", out, *TINY, "--threads", "2"])
         assert code == 2 and "threads: 1 in the checkpoint, 2 now" in _one_error_line(err)
 
-    def test_a_checkpoint_written_without_the_thread_count_is_refused_naming_it(self, tmp_path, capsys):
+    def test_a_checkpoint_written_without_the_thread_count_is_refused_naming_it(self, tmp_path, cli):
         out = tmp_path / "run"
-        assert _train(out, capsys)[0] == 0
+        assert _train(cli, out)[0] == 0
         checkpoint = torch.load(out / "checkpoint.pt", weights_only=True)
         del checkpoint["run_identity"]["threads"]
         torch.save(checkpoint, out / "checkpoint.pt")
-        code, _, err = _train(out, capsys)
+        code, _, err = _train(cli, out)
         line = _one_error_line(err)
         assert code == 2 and line.startswith("error: cannot resume from ") and "threads: missing in the checkpoint, 1 now" in line
 
     @pytest.mark.parametrize("kind", ["garbage", "payload", "truncated"])
-    def test_a_damaged_checkpoint_is_not_told_to_load_unsafely(self, tmp_path, capsys, kind):
+    def test_a_damaged_checkpoint_is_not_told_to_load_unsafely(self, tmp_path, cli, kind):
         out = tmp_path / "run"
         out.mkdir()
 
@@ -804,7 +795,7 @@ class TestIdentityAndHints:
                        out / "checkpoint.pt")
         if kind == "truncated":
             (out / "checkpoint.pt").write_bytes((out / "checkpoint.pt").read_bytes()[:100])
-        code, _, err = _train(out, capsys)
+        code, _, err = _train(cli, out)
         line = _one_error_line(err)
         assert code == 2 and "is not a readable course checkpoint" in line and "move it away or delete it" in line
         assert "weights_only" not in line.lower() and "re-run" not in line.lower() and "miniz" not in line
@@ -848,7 +839,7 @@ class TestIdentityAndHints:
         message = _database_problem(tmp_path / "parses.sqlite", caught.value)
         assert "make it and its folder writable" in message and "delete" not in message
 
-    def test_grading_without_bubblewrap_stops_unless_a_weaker_level_is_named(self, tmp_path, capsys, monkeypatch):
+    def test_grading_without_bubblewrap_stops_unless_a_weaker_level_is_named(self, tmp_path, cli, monkeypatch):
         from lessons_lib.grader import sandbox
 
         monkeypatch.setattr(sandbox, "_probe", lambda name, user_namespace=True: (
@@ -860,7 +851,7 @@ class TestIdentityAndHints:
         assert sandbox.choose_isolation("namespaces").name == "namespaces"
         (tmp_path / "subs" / "alice").mkdir(parents=True)
         shutil.copy(LESSON, tmp_path / "subs" / "alice" / LESSON.name)
-        code, _, err = _run(["grade", tmp_path / "subs", "--out", tmp_path / "grades"], capsys)
+        code, _, err = cli(["grade", tmp_path / "subs", "--out", tmp_path / "grades"])
         assert code == 2 and "files are not fully isolated" in _one_error_line(err)
         assert not (tmp_path / "grades" / "grades.json").exists()
 

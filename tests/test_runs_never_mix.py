@@ -42,12 +42,6 @@ def finished(tmp_path_factory):
     return root, data
 
 
-def _run(args: list[str], capsys) -> tuple[int, str, str]:
-    code = main(args)
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
-
-
 def _snapshot(folder: Path) -> dict[str, bytes]:
     return {p.name: p.read_bytes() for p in sorted(folder.iterdir())}
 
@@ -65,7 +59,7 @@ def _snapshot(folder: Path) -> dict[str, bytes]:
     (["data:dev"], "data.dev: "),
     (["data:test"], "data.test: "),
 ])
-def test_resume_is_refused_naming_the_field_that_differs(finished, tmp_path, capsys, change, field):
+def test_resume_is_refused_naming_the_field_that_differs(finished, tmp_path, cli, change, field):
     root, data = finished
     out = tmp_path / "run"
     shutil.copytree(root / "base", out)
@@ -73,36 +67,36 @@ def test_resume_is_refused_naming_the_field_that_differs(finished, tmp_path, cap
     if change[0].startswith("data:"):
         data, change = _data_copy(tmp_path, change[0].split(":")[1]), []
     args = ["train", "--data-dir", str(data), "--out", str(out), *TINY, *change]
-    code, _, err = _run(args, capsys)
+    code, _, err = cli(args)
     assert code == 2 and err.startswith("error: cannot resume from ") and field in err, err
     assert "--no-resume" in err and "Traceback" not in err
     assert _snapshot(out) == before  # refused before anything was written or removed
 
 
-def test_the_vocabulary_is_part_of_the_identity(finished, tmp_path, capsys):
+def test_the_vocabulary_is_part_of_the_identity(finished, tmp_path, cli):
     root, data = finished
     out = tmp_path / "run"
     shutil.copytree(root / "base", out)
     checkpoint = torch.load(out / "checkpoint.pt", weights_only=True)
     checkpoint["run_identity"]["vocabulary"] = "0" * 16  # as if built from other training pairs
     torch.save(checkpoint, out / "checkpoint.pt")
-    code, _, err = _run(["train", "--data-dir", str(data), "--out", str(out), *TINY], capsys)
+    code, _, err = cli(["train", "--data-dir", str(data), "--out", str(out), *TINY])
     assert code == 2 and "vocabulary: '0000000000000000' in the checkpoint" in err
 
 
-def test_the_same_command_resumes_and_no_resume_starts_afresh(finished, tmp_path, capsys):
+def test_the_same_command_resumes_and_no_resume_starts_afresh(finished, tmp_path, cli):
     root, data = finished
     out = tmp_path / "run"
     shutil.copytree(root / "base", out)
-    code, text, _ = _run(["train", "--data-dir", str(data), "--out", str(out), *TINY], capsys)
+    code, text, _ = cli(["train", "--data-dir", str(data), "--out", str(out), *TINY])
     assert code == 0 and "resuming from checkpoint.pt after epoch 1" in text
-    code, text, _ = _run(["train", "--data-dir", str(data), "--out", str(out), *TINY, "--d-model", "32",
-                          "--no-resume"], capsys)
+    code, text, _ = cli(["train", "--data-dir", str(data), "--out", str(out), *TINY, "--d-model", "32",
+                          "--no-resume"])
     assert code == 0 and "starting afresh: removed checkpoint.pt" in text
     assert json.loads((out / "metrics.json").read_text(encoding="utf-8"))["model_config"]["encoder"]["d_model"] == 32
 
 
-def test_an_interrupted_run_leaves_no_predictions_to_compare(finished, tmp_path, capsys, monkeypatch):
+def test_an_interrupted_run_leaves_no_predictions_to_compare(finished, tmp_path, cli, monkeypatch):
     from lessons_lib.training import trainer
 
     root, data = finished
@@ -114,22 +108,22 @@ def test_an_interrupted_run_leaves_no_predictions_to_compare(finished, tmp_path,
         raise KeyboardInterrupt
 
     monkeypatch.setattr(trainer._Trainer, "train_epoch", interrupt)
-    code, text, _ = _run(["train", "--data-dir", str(data), "--out", str(out), *TINY, "--no-resume"], capsys)
+    code, text, _ = cli(["train", "--data-dir", str(data), "--out", str(out), *TINY, "--no-resume"])
     assert code == 130 and "interrupted" in text
     assert not (out / "predictions.json").exists() and not (out / "checkpoint.pt").exists()
-    code, _, err = _run(["compare", str(root / "base"), str(out)], capsys)
+    code, _, err = cli(["compare", str(root / "base"), str(out)])
     assert code == 2 and "no predictions.json in" in err and str(out) in err
     # A resumed run that is interrupted has no predictions either (they come only from a finished command).
     shutil.rmtree(out)
     shutil.copytree(root / "base", out)
-    code, _, _ = _run(["train", "--data-dir", str(data), "--out", str(out), *TINY, "--epochs", "2"], capsys)
+    code, _, _ = cli(["train", "--data-dir", str(data), "--out", str(out), *TINY, "--epochs", "2"])
     assert code == 2  # other epochs: another run, refused
     monkeypatch.setattr(trainer._Trainer, "evaluate", interrupt)
-    code, _, _ = _run(["train", "--data-dir", str(data), "--out", str(out), *TINY], capsys)
+    code, _, _ = cli(["train", "--data-dir", str(data), "--out", str(out), *TINY])
     assert code == 130 and not (out / "predictions.json").exists() and (out / "checkpoint.pt").exists()
 
 
-def test_compare_refuses_runs_on_different_test_sets_even_with_the_same_labels(finished, tmp_path, capsys):
+def test_compare_refuses_runs_on_different_test_sets_even_with_the_same_labels(cli, finished, tmp_path, capsys):
     root, _ = finished
     other = _data_copy(tmp_path, "test")
     assert main(["train", "--data-dir", str(other), "--out", str(tmp_path / "other"), *TINY]) == 0
@@ -137,13 +131,13 @@ def test_compare_refuses_runs_on_different_test_sets_even_with_the_same_labels(f
     a = json.loads((root / "base" / "predictions.json").read_text(encoding="utf-8"))["test"]
     b = json.loads((tmp_path / "other" / "predictions.json").read_text(encoding="utf-8"))["test"]
     assert a["labels"] == b["labels"] and a["fingerprint"] != b["fingerprint"]
-    code, _, err = _run(["compare", str(root / "base"), str(tmp_path / "other")], capsys)
+    code, _, err = cli(["compare", str(root / "base"), str(tmp_path / "other")])
     assert code == 2 and "different test sets" in err
-    code, out, _ = _run(["compare", str(root / "base"), str(root / "base")], capsys)
+    code, out, _ = cli(["compare", str(root / "base"), str(root / "base")])
     assert code == 0 and "exact McNemar p = 1" in out
 
 
-def test_a_checkpoint_carrying_a_pickle_payload_is_refused_before_anything_runs(tmp_path, capsys, monkeypatch):
+def test_a_checkpoint_carrying_a_pickle_payload_is_refused_before_anything_runs(tmp_path, cli, monkeypatch):
     monkeypatch.delenv(LCQMC_ENV_VAR, raising=False)
     out = tmp_path / "run"
     out.mkdir()
@@ -154,19 +148,19 @@ def test_a_checkpoint_carrying_a_pickle_payload_is_refused_before_anything_runs(
             return (Path.touch, (marker,))
 
     torch.save({"model_state": {}, "run_identity": {}, "payload": Payload()}, out / "checkpoint.pt")
-    code, text, err = _run(["train", "--out", str(out), *TINY], capsys)
+    code, text, err = cli(["train", "--out", str(out), *TINY])
     assert code == 2 and "not a readable course checkpoint" in err and str(out / "checkpoint.pt") in err
     assert not marker.exists()
     assert "epoch 1:" not in text and not (out / "metrics.json").exists()  # no training happened
 
 
-def test_lenient_reading_lists_every_skipped_line_with_its_reason(tmp_path, capsys):
+def test_lenient_reading_lists_every_skipped_line_with_its_reason(tmp_path, cli):
     data = tmp_path / "data"
     shutil.copytree(LCQMC_SAMPLE_DIR, data)
     first_bad = len((data / "train.tsv").read_text(encoding="utf-8").splitlines()) + 1
     with open(data / "train.tsv", "a", encoding="utf-8") as handle:
         handle.write("只有一列\n甲\t乙\t2\n\n" + "".join(f"坏\t行\t{i}x\n" for i in range(12)))
-    code, text, _ = _run(["train", "--data-dir", str(data), "--out", str(tmp_path / "run"), "--lenient", *TINY], capsys)
+    code, text, _ = cli(["train", "--data-dir", str(data), "--out", str(tmp_path / "run"), "--lenient", *TINY])
     assert code == 0
     listed = tmp_path / "run" / "skipped_lines.tsv"
     assert f"skipped 15 malformed lines; each is listed (file, line, reason) in {listed}" in text
@@ -174,5 +168,5 @@ def test_lenient_reading_lists_every_skipped_line_with_its_reason(tmp_path, caps
     assert rows[0] == ["file", "line", "reason", "text"] and len(rows) == 16
     assert rows[1][0] == str(data / "train.tsv") and rows[1][1] == str(first_bad) and "found 1" in rows[1][2]
     assert "label must be 0 or 1, found '2'" in rows[2][2] and rows[3][2] == "empty line"
-    code, _, _ = _run(["train", "--data-dir", str(data), "--out", str(tmp_path / "run"), *TINY, "--no-resume"], capsys)
+    code, _, _ = cli(["train", "--data-dir", str(data), "--out", str(tmp_path / "run"), *TINY, "--no-resume"])
     assert code == 2  # strict reading stops at the first malformed line
