@@ -103,6 +103,11 @@ def _class(root: Path) -> dict[str, nbformat.NotebookNode | str]:
             "from lessons_lib.attention.functional import attention_scores, masked_softmax\n"
             "def scaled_scores(q, k):\n    return attention_scores(q, k)",
             "def safe_masked_softmax(scores, mask):\n    return masked_softmax(scores, mask)"),
+        "nora_reaches_in": _submission(
+            "from lessons_lib.exercises.attention import attention_scores\n"
+            "def scaled_scores(q, k):\n    return attention_scores(q, k)",
+            "def safe_masked_softmax(scores, mask):\n"
+            "    return check_masked_softmax.__globals__['masked_softmax'](scores, mask)"),
         "ivan_smuggles": _submission(
             "import lessons_lib.grader.grading_worker as worker\n"
             f"class Payload:\n    def __reduce__(self):\n        return (open, ({str(marker)!r}, 'w'))\n"
@@ -234,6 +239,15 @@ def test_answers_borrowed_from_the_course_code_are_flagged(graded):
     assert mia["flags"] and "lessons_lib.attention.functional" in mia["flags"][0]
     assert not _grade(report, "alice")["flags"] and not _grade(report, "eve_loops")["flags"]
     assert "flag: uses the course's own code" in (root / "grades" / "grades.txt").read_text(encoding="utf-8")
+
+
+def test_the_reference_reached_through_the_checker_module_or_its_globals_is_flagged(graded):
+    """Both answers are the reference's own, so they pass; the flags tell the teacher how they got there."""
+    _, report, _ = graded
+    nora = _grade(report, "nora_reaches_in")
+    assert nora["score"] == 2, nora
+    assert any("lessons_lib.exercises.attention.attention_scores" in flag for flag in nora["flags"]), nora["flags"]
+    assert any("__globals__" in flag for flag in nora["flags"]), nora["flags"]
 
 
 def test_only_data_comes_back_from_the_sandbox(graded):

@@ -131,7 +131,7 @@ class NotebookGrade:
             (not a valid notebook, no solution notebook, the kernel died, ...).
         message: why, when the status is not ``"graded"`` (else empty).
         cell_errors: ``[cell index, exception name]`` of the cells that raised while executing.
-        flags: what a teacher should look at (see :func:`course_imports`).
+        flags: what a teacher should look at (see :func:`reference_code_flags`).
     """
 
     notebook: str
@@ -387,44 +387,35 @@ def _is_data(value: Any, depth: int = 0) -> bool:
     return False
 
 
-def _code_tree(source: str) -> ast.AST | None:
-    """A code cell's syntax tree, its IPython lines (``%magic``, ``!shell``) left out; ``None`` if it is not Python."""
-    lines = ["" if line.lstrip().startswith(("%", "!")) else line for line in source.splitlines()]
-    try:
-        return ast.parse("\n".join(lines))
-    except (SyntaxError, ValueError):
-        return None
-
-
-def course_imports(nb: Any) -> set[str]:
-    """The ``lessons_lib`` modules a notebook's code names: imports, and strings such as ``import_module``'s argument."""
-    found: set[str] = set()
-    for cell in nb.cells:
-        tree = _code_tree(cell.source) if cell.cell_type == "code" else None
-        for node in ast.walk(tree) if tree is not None else ():
-            if isinstance(node, ast.Import):
-                found.update(alias.name for alias in node.names)
-            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
-                found.add(node.module)
-                found.update(f"{node.module}.{alias.name}" for alias in node.names)
-            elif isinstance(node, ast.Constant) and isinstance(node.value, str):
-                found.add(node.value.strip())
-    return {name for name in found if name == "lessons_lib" or name.startswith("lessons_lib.")}
-
-
 def reference_code_flags(submitted: Any, reference: Any, name: str) -> list[str]:
-    """A flag when a submission uses course modules that its exercise notebook (the student version) does not.
+    """What a teacher should look at: the submission's routes to the course's own code that its exercise does not take.
 
     The course's reference implementations cannot be hidden from the sandbox: the checkers the
-    notebook itself calls import them. So the grader flags their use for the teacher instead;
-    a name built at run time escapes this reading, which is why it is a flag and not a verdict.
+    notebook itself calls use them. So the grader reads the submission and flags each route
+    (see :mod:`lessons_lib.grader.code_reading`): course names that neither the exercise
+    notebook (the student version) nor its solution names, lookups inside objects or by a
+    string that neither makes, and course code a graded function uses where the solution's
+    does not. A flag is not a verdict: a teacher reads the notebook.
     """
-    allowed = course_imports(make_student_notebook(reference, name))
-    extra = sorted(module for module in course_imports(submitted) - allowed
-                   if not any(module.startswith(f"{a}.") for a in allowed if a != "lessons_lib"))
-    if not extra:
-        return []
-    return [f"uses the course's own code, which the exercise notebook does not import: {', '.join(extra)[:500]}"]
+    from lessons_lib.grader.code_reading import code_trees, course_names, course_names_used_by, runtime_lookups
+
+    given, solution, trees = code_trees(make_student_notebook(reference, name)), code_trees(reference), code_trees(submitted)
+    allowed = course_names(given) | course_names(solution)
+    extra = sorted(n for n in course_names(trees) - allowed if not any(a.startswith(f"{n}.") for a in allowed))
+    flags = []
+    if extra:
+        flags.append(f"uses the course's own code, which the exercise notebook does not import: {', '.join(extra)[:500]}")
+    lookups = sorted(runtime_lookups(trees) - runtime_lookups(given) - runtime_lookups(solution))
+    if lookups:
+        flags.append("looks inside functions or modules, or looks names up at run time, which the exercise notebook "
+                     f"does not (a route to the checkers' reference code): {', '.join(lookups)[:500]}")
+    for exercise in graded_exercises(reference, name):
+        called = sorted(course_names_used_by(trees, exercise.function)
+                        - course_names_used_by(solution, exercise.function))
+        if called:
+            flags.append(f"exercise {exercise.number} ({exercise.function}) uses the course's own code, which the "
+                         f"solution's {exercise.function} does not: {', '.join(called)[:500]}")
+    return flags
 
 
 def _failed_checks(exercises: Sequence[GradedExercise], message: str) -> list[CheckResult]:
