@@ -377,3 +377,33 @@ def test_what_comes_back_from_a_call_is_plain_data():
     for bad in (object(), {"a": 1}, torch.nn.Linear(1, 1), deep):
         with pytest.raises(NotData):
             as_data(bad)
+
+
+@pytest.mark.parametrize("start_in", ["unrelated", "home"])
+def test_a_submission_cannot_read_the_graders_working_or_home_folder(tmp_path, start_in):
+    """`python -m lessons_lib.cli grade` run from an unrelated folder, or from the home folder: neither is mounted."""
+    import subprocess
+
+    if choose_isolation("auto" if shutil.which("bwrap") else "process").name != "bubblewrap":
+        pytest.skip("only bubblewrap isolates files")
+    unrelated, home = tmp_path / "unrelated", tmp_path / "home"
+    for folder in (unrelated, home, tmp_path / "reference"):
+        folder.mkdir()
+    (unrelated / "secret.txt").write_text("the answers", encoding="utf-8")
+    (home / "secret.txt").write_text("another class", encoding="utf-8")
+    nbformat.write(_reference(), tmp_path / "reference" / NOTEBOOK)
+    targets = (str(unrelated / "secret.txt"), str(home / "secret.txt"), str(unrelated), str(home))
+    _write_class(tmp_path, {"sam_snoops": _submission(CORRECT_SCORES, SOFTMAX, extra=(
+        f"import os\nreadable = []\nfor path in {targets!r}:\n"
+        "    try:\n        open(path).read() if path.endswith('.txt') else os.listdir(path)\n"
+        "        readable.append(path)\n    except OSError:\n        pass\n"
+        "assert not readable, readable"))})
+    done = subprocess.run([sys.executable, "-m", "lessons_lib.cli", "grade", str(tmp_path / "submissions"), "--out",
+                           str(tmp_path / "grades"), "--reference", str(tmp_path / "reference"), "--seed", "7"],
+                          cwd=unrelated if start_in == "unrelated" else home, env={**os.environ, "HOME": str(home)},
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    sam = json.loads((tmp_path / "grades" / "grades.json").read_text(encoding="utf-8"))["students"]["sam_snoops"]
+    assert sam["notebooks"][NOTEBOOK]["cell_errors"] == [], sam  # no AssertionError: nothing there could be read
+    assert sam["score"] == 2
+

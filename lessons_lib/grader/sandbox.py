@@ -42,6 +42,7 @@ whether a level works on this machine).
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import shutil
@@ -168,17 +169,46 @@ def sandbox_environment(home: str, extra: Mapping[str, str] | None = None) -> di
     return env
 
 
-def _readonly_paths(hidden: Sequence[Path]) -> list[Path]:
-    """The Python installation, the course package and its data: what a sandboxed kernel must read.
+@functools.lru_cache(maxsize=None)
+def _isolated_python_path() -> tuple[Path, ...]:
+    """The folders on the import path of ``python -I`` (what the sandboxed worker runs), from ``/``.
 
-    A folder that holds one of ``hidden`` (the submissions, the grader's staging area) is
-    never exposed; the repository root is not either (only its package and data folders).
+    Isolated mode reads no ``PYTHONPATH``, no user site and no working folder: only the
+    installation's own folders and what its ``.pth`` files add. Not this process's ``sys.path``,
+    which holds the grader's working folder when it was started with ``python -m``.
+    """
+    import json
+
+    try:
+        done = subprocess.run([sys.executable, "-I", "-c", "import json, sys; print(json.dumps(sys.path))"],
+                              cwd="/", env={"PATH": os.environ.get("PATH", "")}, capture_output=True, text=True,
+                              timeout=60, check=True)
+        entries = json.loads(done.stdout)
+    except (OSError, subprocess.SubprocessError, ValueError):
+        return ()
+    return tuple(Path(p) for p in entries if isinstance(p, str) and p.startswith("/") and Path(p).is_dir())
+
+
+def _private_folders() -> list[Path]:
+    """Folders never exposed, whatever the Python installation seems to need: the grader's working and home folders."""
+    private = [Path.cwd().resolve()]
+    with contextlib.suppress(RuntimeError, KeyError):
+        private.append(Path.home().resolve())
+    return private
+
+
+def _readonly_paths(hidden: Sequence[Path]) -> list[Path]:
+    """The Python installation, the course package and its data: what a sandboxed kernel must read, and no more.
+
+    A folder that holds one of ``hidden`` (the submissions, the grader's staging area), the
+    grader's working folder or its home folder is never exposed (a folder inside them may
+    be: a virtual environment in the home folder); the repository root is not either (only
+    its package and data folders).
     """
     package_dir = Path(__file__).resolve().parent.parent
     wanted = [Path(sys.prefix), Path(sys.base_prefix), Path(sys.exec_prefix), Path(os.path.realpath(sys.executable)).parent,
-              package_dir, paths.DATA_DIR.resolve()]
-    wanted += [Path(p) for p in sys.path if p and Path(p).is_dir()]
-    hidden = [Path(h).resolve() for h in hidden] + [package_dir.parent]
+              package_dir, paths.DATA_DIR.resolve(), *_isolated_python_path()]
+    hidden = [Path(h).resolve() for h in hidden] + [package_dir.parent] + _private_folders()
     chosen: list[Path] = []
     for path in sorted({p.resolve() for p in wanted if p.exists()}, key=lambda p: len(p.parts)):
         if path == Path("/") or any(h == path or path in h.parents for h in hidden):
