@@ -407,3 +407,25 @@ def test_a_submission_cannot_read_the_graders_working_or_home_folder(tmp_path, s
     assert sam["notebooks"][NOTEBOOK]["cell_errors"] == [], sam  # no AssertionError: nothing there could be read
     assert sam["score"] == 2
 
+
+def test_the_namespaces_level_is_refused_as_root_in_one_line(tmp_path):
+    """As root its sandbox would keep root's power over /etc, its own cgroup's limit and other runs' folders."""
+    import subprocess
+
+    from lessons_lib.errors import CourseInputError
+    from lessons_lib.grader.sandbox import sandbox_command
+
+    if os.geteuid() != 0:
+        pytest.skip("the namespaces level is refused to root only")
+    with pytest.raises(CourseInputError, match="isolation namespaces is refused as root"):
+        choose_isolation("namespaces")
+    with pytest.raises(CourseInputError, match="refused as root"):  # an Isolation made by hand is refused too
+        sandbox_command(Isolation("namespaces"), ["/bin/true"], tmp_path, {}, LIMITS)
+    (tmp_path / "reference").mkdir()
+    nbformat.write(_reference(), tmp_path / "reference" / NOTEBOOK)
+    _write_class(tmp_path, {"alice": _reference()})
+    done = subprocess.run([sys.executable, "-m", "lessons_lib.cli", "grade", str(tmp_path / "submissions"), "--out",
+                           str(tmp_path / "grades"), "--reference", str(tmp_path / "reference"), "--isolation",
+                           "namespaces"], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and done.stderr.startswith("error: isolation namespaces is refused as root"), done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1 and not (tmp_path / "grades" / "grades.json").exists()

@@ -21,7 +21,8 @@ for by name.
     the grader's staging area and report and the solution notebooks are covered (each session
     works on its own copy), the Python installation, the course package and ``/proc/sys``
     are read-only, and the process has no capabilities (see :func:`_confining_script`).
-    Other files are *not* isolated: it can read and write what the grader's user can.
+    Other files are *not* isolated: it can read and write what the grader's user can. So it
+    is refused to root (whose sandbox would keep root's power over those files).
 ``process``
     Only a process of its own, in a session of its own, in a temporary folder. No network
     or file isolation at all: use it for trusted submissions only.
@@ -295,6 +296,7 @@ def sandbox_command(isolation: Isolation, argv: Sequence[str], input_dir: Path, 
     if isolation.name == "bubblewrap":
         return _bubblewrap_command(argv, input_dir, env, limits, hidden, isolation.user_namespace)
     if isolation.name == "namespaces":
+        _refuse_namespaces_as_root()
         return [shutil.which("unshare") or "unshare", "--user", "--map-root-user", "--net", "--pid", "--fork",
                 "--kill-child", "--mount-proc", "--", "/bin/sh", "-c", _confining_script(hidden), "sh", *argv]
     return list(argv)
@@ -331,6 +333,20 @@ def _confining_script(hidden: Sequence[Path]) -> str:
     setpriv = shlex.quote(shutil.which("setpriv") or "setpriv")
     lines.append(" ".join(["exec", setpriv, "--inh-caps=-all", "--bounding-set=-all", "--no-new-privs", "--", '"$@"']))
     return "\n".join(lines)
+
+
+def _refuse_namespaces_as_root() -> None:
+    """The ``namespaces`` level is refused to root: its sandbox keeps root's power over every file it can reach.
+
+    Its user namespace maps the sandbox's root to the host's root, so the files it does not
+    cover (``/etc``, the cgroup files that hold its own process limit, other grading runs'
+    folders) would stay writable or readable by it.
+    """
+    if _as_root():
+        raise CourseInputError(
+            "isolation namespaces is refused as root: its sandbox would act as root on every file it can reach "
+            "(/etc, its own cgroup's process limit, other grading runs); grade with bubblewrap (--isolation auto) "
+            "or as an unprivileged user")
 
 
 def launch_environment(isolation: Isolation, env: Mapping[str, str]) -> dict[str, str]:
@@ -561,7 +577,8 @@ def choose_isolation(requested: str = "auto") -> Isolation:
 
     Raises:
         CourseInputError: a level that is unknown, or that does not work on this machine;
-            ``"auto"`` where bubblewrap does not work (naming the explicit levels).
+            ``"auto"`` where bubblewrap does not work (naming the explicit levels);
+            ``"namespaces"`` as root.
     """
     check_choice(requested, "isolation", ("auto", *ISOLATIONS))
     if requested == "process":
@@ -575,11 +592,14 @@ def choose_isolation(requested: str = "auto") -> Isolation:
                              "capabilities", user_namespace=False)
         if requested == "bubblewrap":
             raise CourseInputError(f"isolation bubblewrap was asked for, but {problem}")
+        namespaces = ("" if _as_root() else "`lessons grade --isolation namespaces` (no network, no other process, "
+                      "the other submissions and the solutions out of sight, but every other file of yours readable "
+                      "and writable) or ")
         raise CourseInputError(
             f"{problem}; without bubblewrap a submission's files are not fully isolated, so grading stops here. "
-            "Install bubblewrap, or name a weaker level: `lessons grade --isolation namespaces` (no network, no "
-            "other process, the other submissions and the solutions out of sight, but every other file of yours "
-            "readable and writable) or `lessons grade --isolation process` (no isolation: trusted submissions only)")
+            f"Install bubblewrap, or name a weaker level: {namespaces}`lessons grade --isolation process` "
+            "(no isolation: trusted submissions only)")
+    _refuse_namespaces_as_root()
     problem = _probe("namespaces")
     if not problem:
         return Isolation("namespaces", "asked for")
