@@ -429,3 +429,24 @@ def test_the_namespaces_level_is_refused_as_root_in_one_line(tmp_path):
                            "namespaces"], capture_output=True, text=True, timeout=120)
     assert done.returncode == 2 and done.stderr.startswith("error: isolation namespaces is refused as root"), done.stderr
     assert len(done.stderr.strip().splitlines()) == 1 and not (tmp_path / "grades" / "grades.json").exists()
+
+
+def test_a_pythonpath_that_shadows_the_package_is_refused_at_start(tmp_path):
+    """The sandbox's `python -I` ignores PYTHONPATH: grading with another checkout would score every notebook 0."""
+    import subprocess
+
+    import lessons_lib
+
+    shutil.copytree(Path(lessons_lib.__file__).parent, tmp_path / "checkout" / "lessons_lib",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    (tmp_path / "reference").mkdir()
+    nbformat.write(_reference(), tmp_path / "reference" / NOTEBOOK)
+    _write_class(tmp_path, {"alice": _reference()})
+    done = subprocess.run([sys.executable, "-m", "lessons_lib.cli", "grade", str(tmp_path / "submissions"), "--out",
+                           str(tmp_path / "grades"), "--reference", str(tmp_path / "reference"), "--isolation", "process"],
+                          cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(tmp_path / "checkout")},
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 2, (done.returncode, done.stderr[-2000:])
+    assert done.stderr.startswith(f"error: PYTHONPATH={tmp_path / 'checkout'} makes this process import lessons_lib "
+                                  f"from {tmp_path / 'checkout' / 'lessons_lib'}"), done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1 and not (tmp_path / "grades" / "grades.json").exists()

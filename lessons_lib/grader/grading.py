@@ -55,8 +55,9 @@ from typing import Any, Callable, Sequence
 
 from lessons_lib.course.assignments import check_output_outside, find_exercises, make_student_notebook
 from lessons_lib.course.notebooks import KERNEL_ENV, read_notebook
-from lessons_lib.grader.sandbox import (INPUT_DIR, SANDBOX_TMP, Isolation, Limits, PidsCgroup, choose_isolation,
-                                        kill_session, launch_environment, process_limit_in_force, sandbox_command,
+from lessons_lib.grader.sandbox import (INPUT_DIR, SANDBOX_TMP, Isolation, Limits, PidsCgroup,
+                                        check_package_matches_sandbox, choose_isolation, kill_session,
+                                        launch_environment, process_limit_in_force, sandbox_command,
                                         sandbox_environment)
 from lessons_lib.errors import CourseInputError
 from lessons_lib.files import atomic_write, folder_lock
@@ -528,6 +529,7 @@ def grade_submissions(submissions: Path, out_dir: Path, reference_dir: Path, *, 
     check_input_dir(reference_dir, "reference folder")
     students = _students(submissions)
     check_output_outside(out_dir, [submissions])
+    check_package_matches_sandbox()
     chosen = isolation if isinstance(isolation, Isolation) else choose_isolation(isolation)
     check_output_dir(out_dir, "--out")
     limits = limits or Limits()

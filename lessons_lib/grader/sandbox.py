@@ -72,6 +72,7 @@ __all__ = [
     "PidsCgroup",
     "pids_cgroup_problem",
     "process_limit_in_force",
+    "check_package_matches_sandbox",
 ]
 
 ISOLATIONS = ("bubblewrap", "namespaces", "process")
@@ -188,6 +189,35 @@ def _isolated_python_path() -> tuple[Path, ...]:
     except (OSError, subprocess.SubprocessError, ValueError):
         return ()
     return tuple(Path(p) for p in entries if isinstance(p, str) and p.startswith("/") and Path(p).is_dir())
+
+
+def check_package_matches_sandbox() -> None:
+    """Refuse to grade where the sandbox's Python would import another ``lessons_lib`` than this process.
+
+    The worker runs ``python -I``, which ignores ``PYTHONPATH``: with ``PYTHONPATH`` pointing at
+    another checkout, the grader would mount that checkout while the worker imports the
+    installed package (or none), and every notebook would fail, scoring 0 without a word.
+
+    Raises:
+        CourseInputError: naming both places (or why ``python -I`` imports none) and what to do.
+    """
+    here = Path(__file__).resolve().parent.parent
+    try:
+        done = subprocess.run([sys.executable, "-I", "-c", "import lessons_lib, sys; sys.stdout.write(lessons_lib.__file__)"],
+                              cwd="/", env={"PATH": os.environ.get("PATH", "")}, capture_output=True, text=True,
+                              timeout=120)
+    except (OSError, subprocess.SubprocessError) as error:
+        raise CourseInputError(f"cannot start {sys.executable} -I to check which lessons_lib the sandbox imports "
+                               f"({error})") from None
+    sandboxed = Path(done.stdout).resolve().parent if done.returncode == 0 and done.stdout else None
+    if sandboxed == here:
+        return
+    where = f"it from {sandboxed}" if sandboxed else "no lessons_lib at all"
+    cause = (f"PYTHONPATH={os.environ['PYTHONPATH']} makes this process import lessons_lib"
+             if os.environ.get("PYTHONPATH") else "this process imports lessons_lib")
+    raise CourseInputError(f"{cause} from {here}, but the sandbox's Python ({sys.executable} -I, which ignores "
+                           f"PYTHONPATH) imports {where}: every notebook would fail; unset PYTHONPATH, or install that "
+                           f"checkout (pip install -e {here.parent})")
 
 
 def _private_folders() -> list[Path]:
