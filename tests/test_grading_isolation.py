@@ -450,3 +450,21 @@ def test_a_pythonpath_that_shadows_the_package_is_refused_at_start(tmp_path):
     assert done.stderr.startswith(f"error: PYTHONPATH={tmp_path / 'checkout'} makes this process import lessons_lib "
                                   f"from {tmp_path / 'checkout' / 'lessons_lib'}"), done.stderr
     assert len(done.stderr.strip().splitlines()) == 1 and not (tmp_path / "grades" / "grades.json").exists()
+
+
+def test_a_student_folder_whose_name_is_not_utf8_is_graded_and_named_with_escapes(tmp_path, grading_isolation):
+    import subprocess
+
+    (tmp_path / "reference").mkdir()
+    nbformat.write(_reference(), tmp_path / "reference" / NOTEBOOK)
+    folder = os.fsdecode(os.fsencode(tmp_path / "submissions") + b"/stu\xffdent")
+    os.makedirs(folder)
+    nbformat.write(_reference(), os.path.join(folder, NOTEBOOK))
+    done = subprocess.run([sys.executable, "-m", "lessons_lib.cli", "grade", str(tmp_path / "submissions"), "--out",
+                           str(tmp_path / "grades"), "--reference", str(tmp_path / "reference"), "--isolation",
+                           grading_isolation], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr[-2000:]
+    assert f"stu\\xffdent/{NOTEBOOK}: 2/2" in done.stdout
+    report = json.loads((tmp_path / "grades" / "grades.json").read_text(encoding="utf-8"))
+    assert report["students"]["stu\\xffdent"]["score"] == 2, report["students"].keys()
+    assert "stu\\xffdent: 2/2" in (tmp_path / "grades" / "grades.txt").read_text(encoding="utf-8")

@@ -494,7 +494,27 @@ def _check_references(staging: Path, reference_dir: Path) -> None:
             graded_exercises(read_notebook(reference_dir / name), name)
 
 
+def shown(name: str) -> str:
+    """A file name as the report and the log show it: bytes that are not UTF-8 as backslash escapes (``\\xff``).
+
+    Python keeps such bytes of a name as lone surrogates, which no UTF-8 file or terminal takes.
+    """
+    return name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
+def _printable(value: Any) -> Any:
+    """``value`` (the report) with every string, keys included, as :func:`shown` writes it."""
+    if isinstance(value, str):
+        return shown(value)
+    if isinstance(value, dict):
+        return {_printable(key): _printable(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_printable(item) for item in value]
+    return value
+
+
 def _write_report(report: dict, out_dir: Path) -> None:
+    report = _printable(report)
     for name, text in ((GRADES_JSON, json.dumps(report, ensure_ascii=False, indent=2) + "\n"),
                        (GRADES_TXT, format_grades(report))):
         atomic_write(out_dir / name, text)
@@ -556,23 +576,32 @@ def _grade_all(submissions: Path, students: list[Path], out_dir: Path, reference
         _check_references(Path(staging), reference_dir)
         hidden = [submissions.resolve(), Path(staging).resolve(), out_dir.resolve(), reference_dir.resolve()]
         for student in students:
-            entry = report["students"][student.name] = {"score": 0, "total": 0, "notebooks": {},
-                                                          "note": notes[student.name]}
+            entry = report["students"][_report_key(report, student.name)] = {
+                "score": 0, "total": 0, "notebooks": {}, "note": notes[student.name]}
             staged = Path(staging) / student.name
             if notes[student.name].startswith("not graded"):
                 _write_report(report, out_dir)
                 continue
             for path in sorted(p for p in staged.glob("*.ipynb") if p.is_file()):
                 grade = grade_notebook(staged, path.name, reference_dir, chosen, limits, seed, hidden)
-                entry["notebooks"][path.name] = grade.to_dict()
+                entry["notebooks"][shown(path.name)] = grade.to_dict()
                 entry["score"] += grade.score
                 entry["total"] += grade.total
                 _write_report(report, out_dir)
                 if log:
-                    log(f"{student.name}/{path.name}: {grade.score}/{grade.total}"
-                        + ("" if grade.status == "graded" else f" ({grade.status}: {grade.message})"))
+                    log(shown(f"{student.name}/{path.name}: {grade.score}/{grade.total}"
+                              + ("" if grade.status == "graded" else f" ({grade.status}: {grade.message})")))
             _write_report(report, out_dir)
-    return report
+    return _printable(report)
+
+
+def _report_key(report: dict, name: str) -> str:
+    """The student's name in the report (:func:`shown`), made unique should an escaped name meet a real one."""
+    key, number = shown(name), 1
+    while key in report["students"]:
+        number += 1
+        key = f"{shown(name)} ({number})"
+    return key
 
 
 def format_grades(report: dict) -> str:
