@@ -24,6 +24,13 @@ from lessons_lib.grader.sandbox import Isolation, Limits, choose_isolation, run_
 
 NOTEBOOK = "01_tiny.ipynb"
 LIMITS = Limits(notebook_seconds=40, cell_seconds=8, call_seconds=3, memory_mb=2048, disk_mb=256)
+# A fork bomb's verdict is whether it stops at the process limit, not how fast a busy machine forks: time to spare.
+FORK_LIMITS = Limits(notebook_seconds=900, cell_seconds=600, call_seconds=60, memory_mb=2048, disk_mb=256)
+# 600 children, each alive until the loop ends (they wait on a pipe the kernel closes then), however slowly they
+# start: the session's process count only grows, so the loop meets the process limit on a slow machine too.
+FORK_BOMB = ("import os\nwait, done = os.pipe()\ntry:\n    for _ in range(600):\n        if os.fork() == 0:\n"
+             "            try:\n                os.close(done)\n                os.read(wait, 1)\n"
+             "            finally:\n                os._exit(0)\nfinally:\n    os.close(done)\n    os.close(wait)")
 
 SCORES = '''def scaled_scores(q, k):
     ### BEGIN SOLUTION
@@ -96,9 +103,6 @@ def _class(root: Path) -> dict[str, nbformat.NotebookNode | str]:
                                   extra="hoard = bytearray(2 ** 34)"),
         "kim_sysctl": _submission(CORRECT_SCORES, SOFTMAX, extra=(
             "setting = '/proc/sys/vm/swappiness'\nopen(setting, 'w').write(open(setting).read())")),
-        "leo_forks": _submission(CORRECT_SCORES, SOFTMAX, extra=(
-            "import os, time\nfor _ in range(600):\n    if os.fork() == 0:\n        time.sleep(3)\n"
-            "        os._exit(0)")),
         "mia_borrows": _submission(
             "from lessons_lib.attention.functional import attention_scores, masked_softmax\n"
             "def scaled_scores(q, k):\n    return attention_scores(q, k)",
@@ -225,12 +229,37 @@ def test_the_kernels_settings_are_read_only_in_the_sandbox(graded):
     assert kim["score"] == 2
 
 
-def test_a_fork_bomb_stops_at_the_process_limit(graded):
-    _, report, _ = graded
-    _needs_bubblewrap(report)  # root's own processes are exempt from RLIMIT_NPROC outside the sandbox user
+def _grade_fork_bomb(root: Path, isolation: str | Isolation, seed: int) -> dict:
+    """Grade one student whose notebook forks 600 children, with :data:`FORK_LIMITS`."""
+    (root / "reference").mkdir()
+    nbformat.write(_reference(), root / "reference" / NOTEBOOK)
+    _write_class(root, {"leo_forks": _submission(CORRECT_SCORES, SOFTMAX, extra=FORK_BOMB)})
+    return grade_submissions(root / "submissions", root / "grades", root / "reference", limits=FORK_LIMITS,
+                             isolation=isolation, seed=seed)
+
+
+@pytest.fixture(scope="module")
+def forked(tmp_path_factory, grading_isolation):
+    root = tmp_path_factory.mktemp("forks")
+    return root, _grade_fork_bomb(root, grading_isolation, seed=6)
+
+
+def _stopped_at_the_limit(root: Path, report: dict, cgroup_problem: str) -> None:
+    """The fork bomb met the process limit (its loop raised), the rest was graded, and the report names the limit."""
     leo = _grade(report, "leo_forks")
     assert "BlockingIOError" in {name for _, name in leo["cell_errors"]}, leo
-    assert leo["status"] == "graded"
+    assert leo["status"] == "graded" and leo["score"] == 2, leo
+    limit = report["isolation"]["process_limit"]
+    assert ("pids cgroup" in limit) == (not cgroup_problem) and f"{FORK_LIMITS.processes}" in limit, limit
+    assert f"process limit: {limit}" in (root / "grades" / "grades.txt").read_text(encoding="utf-8")
+
+
+def test_a_fork_bomb_stops_at_the_process_limit(forked):
+    from lessons_lib.grader.sandbox import pids_cgroup_problem
+
+    root, report = forked
+    _needs_bubblewrap(report)  # root's own processes are exempt from RLIMIT_NPROC outside the sandbox user
+    _stopped_at_the_limit(root, report, pids_cgroup_problem())
 
 
 def test_answers_borrowed_from_the_course_code_are_flagged(graded):
@@ -291,8 +320,8 @@ def test_named_namespaces_keep_each_session_to_its_own_copy(tmp_path):
 
 
 @pytest.mark.parametrize("level", ["auto", "namespaces"])
-def test_a_fork_bomb_stops_at_the_sessions_own_process_limit(tmp_path, level, grading_isolation):
-    """600 sleeping children: stopped by the session's pids cgroup, or by RLIMIT_NPROC where it holds (not for root)."""
+def test_a_fork_bomb_stops_at_the_sessions_own_process_limit(tmp_path, level, grading_isolation, request):
+    """600 waiting children: stopped by the session's pids cgroup, or by RLIMIT_NPROC where it holds (not for root)."""
     from lessons_lib.grader.sandbox import pids_cgroup_problem
 
     try:
@@ -303,17 +332,11 @@ def test_a_fork_bomb_stops_at_the_sessions_own_process_limit(tmp_path, level, gr
     if cgroup_problem and (os.geteuid() == 0 and isolation.name != "bubblewrap"):
         pytest.skip(f"no process limit can be set here: no pids cgroup ({cgroup_problem}), and root's processes "
                     "ignore RLIMIT_NPROC")
-    (tmp_path / "reference").mkdir()
-    nbformat.write(_reference(), tmp_path / "reference" / NOTEBOOK)
-    _write_class(tmp_path, {"leo_forks": _class(tmp_path)["leo_forks"]})
-    report = grade_submissions(tmp_path / "submissions", tmp_path / "grades", tmp_path / "reference",
-                               limits=LIMITS, isolation=isolation, seed=6)
-    leo = _grade(report, "leo_forks")
-    assert "BlockingIOError" in {name for _, name in leo["cell_errors"]}, leo
-    assert leo["status"] == "graded" and leo["score"] == 2
-    limit = report["isolation"]["process_limit"]
-    assert ("pids cgroup" in limit) == (not cgroup_problem) and f"{LIMITS.processes}" in limit, limit
-    assert f"process limit: {limit}" in (tmp_path / "grades" / "grades.txt").read_text(encoding="utf-8")
+    if level == "auto":  # the same run as the test above: graded once
+        root, report = request.getfixturevalue("forked")
+    else:
+        root, report = tmp_path, _grade_fork_bomb(tmp_path, isolation, seed=6)
+    _stopped_at_the_limit(root, report, cgroup_problem)
 
 
 def _probe_script(outside: Path) -> list[str]:
