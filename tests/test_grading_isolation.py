@@ -25,7 +25,16 @@ from lessons_lib.grader.sandbox import Isolation, Limits, choose_isolation, run_
 pytestmark = pytest.mark.slow
 
 NOTEBOOK = "01_tiny.ipynb"
-LIMITS = Limits(notebook_seconds=40, cell_seconds=8, call_seconds=3, memory_mb=2048, disk_mb=256)
+# Time to spare: a verdict here is what a submission did, never how fast a busy machine started its kernel
+# (a kernel with torch takes 10-40 s to start beside other work on 2 cores).
+LIMITS = Limits(notebook_seconds=600, cell_seconds=120, call_seconds=20, memory_mb=2048, disk_mb=256)
+# For the notebook that never ends: it runs past any limit, so a short one decides the same on any machine.
+HANG_LIMITS = Limits(notebook_seconds=40, cell_seconds=8, call_seconds=3, memory_mb=2048, disk_mb=256)
+# 600 children, each alive until the loop ends (they wait on a pipe the kernel closes then), however slowly they
+# start: the session's process count only grows, so the loop meets the process limit on a slow machine too.
+FORK_BOMB = ("import os\nwait, done = os.pipe()\ntry:\n    for _ in range(600):\n        if os.fork() == 0:\n"
+             "            try:\n                os.close(done)\n                os.read(wait, 1)\n"
+             "            finally:\n                os._exit(0)\nfinally:\n    os.close(done)\n    os.close(wait)")
 
 SCORES = '''def scaled_scores(q, k):
     ### BEGIN SOLUTION
@@ -91,20 +100,21 @@ def _class(root: Path) -> dict[str, nbformat.NotebookNode | str]:
             "def check_masked_softmax(fn, **kw):\n    print('✅ 练习 01-2 带遮蔽的 softmax: 通过')\n\n"
             "def safe_masked_softmax(scores, mask):\n    return 1"),
         "eve_loops": _submission("def scaled_scores(q, k):\n    while True:\n        pass", SOFTMAX),
-        "frank_hangs": _hanging(),
         "grace_broken": "{ this is not a notebook",
         "henry_hogs": _submission("def scaled_scores(q, k):\n    torch.empty(2 ** 36, dtype=torch.uint8)\n"
                                   "    return q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])", SOFTMAX,
                                   extra="hoard = bytearray(2 ** 34)"),
         "kim_sysctl": _submission(CORRECT_SCORES, SOFTMAX, extra=(
             "setting = '/proc/sys/vm/swappiness'\nopen(setting, 'w').write(open(setting).read())")),
-        "leo_forks": _submission(CORRECT_SCORES, SOFTMAX, extra=(
-            "import os, time\nfor _ in range(600):\n    if os.fork() == 0:\n        time.sleep(3)\n"
-            "        os._exit(0)")),
         "mia_borrows": _submission(
             "from lessons_lib.attention.functional import attention_scores, masked_softmax\n"
             "def scaled_scores(q, k):\n    return attention_scores(q, k)",
             "def safe_masked_softmax(scores, mask):\n    return masked_softmax(scores, mask)"),
+        "nora_reaches_in": _submission(
+            "from lessons_lib.exercises.attention import attention_scores\n"
+            "def scaled_scores(q, k):\n    return attention_scores(q, k)",
+            "def safe_masked_softmax(scores, mask):\n"
+            "    return check_masked_softmax.__globals__['masked_softmax'](scores, mask)"),
         "ivan_smuggles": _submission(
             "import lessons_lib.grader.grading_worker as worker\n"
             f"class Payload:\n    def __reduce__(self):\n        return (open, ({str(marker)!r}, 'w'))\n"
@@ -193,11 +203,15 @@ def test_a_function_that_loops_forever_fails_its_exercise_only(graded):
     assert "TimeoutError" in eve["checks"][0]["message"]
 
 
-def test_a_notebook_that_hangs_is_reported_as_timed_out(graded):
-    _, report, _ = graded
+def test_a_notebook_that_hangs_is_reported_as_timed_out(tmp_path, grading_isolation):
+    (tmp_path / "reference").mkdir()
+    nbformat.write(_reference(), tmp_path / "reference" / NOTEBOOK)
+    _write_class(tmp_path, {"frank_hangs": _hanging()})
+    report = grade_submissions(tmp_path / "submissions", tmp_path / "grades", tmp_path / "reference",
+                               limits=HANG_LIMITS, seed=3, isolation=grading_isolation)
     frank = _grade(report, "frank_hangs")
     assert frank["status"] == "timed out" and frank["score"] == 0 and frank["total"] == 2
-    assert f"{LIMITS.notebook_seconds:g} s" in frank["message"]
+    assert f"{HANG_LIMITS.notebook_seconds:g} s" in frank["message"]
 
 
 def test_an_invalid_notebook_is_reported_and_not_run(graded):
@@ -222,12 +236,37 @@ def test_the_kernels_settings_are_read_only_in_the_sandbox(graded):
     assert kim["score"] == 2
 
 
-def test_a_fork_bomb_stops_at_the_process_limit(graded):
-    _, report, _ = graded
-    _needs_bubblewrap(report)  # root's own processes are exempt from RLIMIT_NPROC outside the sandbox user
+def _grade_fork_bomb(root: Path, isolation: str | Isolation, seed: int) -> dict:
+    """Grade one student whose notebook forks 600 children, with :data:`LIMITS`."""
+    (root / "reference").mkdir()
+    nbformat.write(_reference(), root / "reference" / NOTEBOOK)
+    _write_class(root, {"leo_forks": _submission(CORRECT_SCORES, SOFTMAX, extra=FORK_BOMB)})
+    return grade_submissions(root / "submissions", root / "grades", root / "reference", limits=LIMITS,
+                             isolation=isolation, seed=seed)
+
+
+@pytest.fixture(scope="module")
+def forked(tmp_path_factory, grading_isolation):
+    root = tmp_path_factory.mktemp("forks")
+    return root, _grade_fork_bomb(root, grading_isolation, seed=6)
+
+
+def _stopped_at_the_limit(root: Path, report: dict, cgroup_problem: str) -> None:
+    """The fork bomb met the process limit (its loop raised), the rest was graded, and the report names the limit."""
     leo = _grade(report, "leo_forks")
     assert "BlockingIOError" in {name for _, name in leo["cell_errors"]}, leo
-    assert leo["status"] == "graded"
+    assert leo["status"] == "graded" and leo["score"] == 2, leo
+    limit = report["isolation"]["process_limit"]
+    assert ("pids cgroup" in limit) == (not cgroup_problem) and f"{LIMITS.processes}" in limit, limit
+    assert f"process limit: {limit}" in (root / "grades" / "grades.txt").read_text(encoding="utf-8")
+
+
+def test_a_fork_bomb_stops_at_the_process_limit(forked):
+    from lessons_lib.grader.sandbox import pids_cgroup_problem
+
+    root, report = forked
+    _needs_bubblewrap(report)  # root's own processes are exempt from RLIMIT_NPROC outside the sandbox user
+    _stopped_at_the_limit(root, report, pids_cgroup_problem())
 
 
 def test_answers_borrowed_from_the_course_code_are_flagged(graded):
@@ -236,6 +275,15 @@ def test_answers_borrowed_from_the_course_code_are_flagged(graded):
     assert mia["flags"] and "lessons_lib.attention.functional" in mia["flags"][0]
     assert not _grade(report, "alice")["flags"] and not _grade(report, "eve_loops")["flags"]
     assert "flag: uses the course's own code" in (root / "grades" / "grades.txt").read_text(encoding="utf-8")
+
+
+def test_the_reference_reached_through_the_checker_module_or_its_globals_is_flagged(graded):
+    """Both answers are the reference's own, so they pass; the flags tell the teacher how they got there."""
+    _, report, _ = graded
+    nora = _grade(report, "nora_reaches_in")
+    assert nora["score"] == 2, nora
+    assert any("lessons_lib.exercises.attention.attention_scores" in flag for flag in nora["flags"]), nora["flags"]
+    assert any("__globals__" in flag for flag in nora["flags"]), nora["flags"]
 
 
 def test_only_data_comes_back_from_the_sandbox(graded):
@@ -279,8 +327,8 @@ def test_named_namespaces_keep_each_session_to_its_own_copy(tmp_path):
 
 
 @pytest.mark.parametrize("level", ["auto", "namespaces"])
-def test_a_fork_bomb_stops_at_the_sessions_own_process_limit(tmp_path, level, grading_isolation):
-    """600 sleeping children: stopped by the session's pids cgroup, or by RLIMIT_NPROC where it holds (not for root)."""
+def test_a_fork_bomb_stops_at_the_sessions_own_process_limit(tmp_path, level, grading_isolation, request):
+    """600 waiting children: stopped by the session's pids cgroup, or by RLIMIT_NPROC where it holds (not for root)."""
     from lessons_lib.grader.sandbox import pids_cgroup_problem
 
     try:
@@ -291,17 +339,11 @@ def test_a_fork_bomb_stops_at_the_sessions_own_process_limit(tmp_path, level, gr
     if cgroup_problem and (os.geteuid() == 0 and isolation.name != "bubblewrap"):
         pytest.skip(f"no process limit can be set here: no pids cgroup ({cgroup_problem}), and root's processes "
                     "ignore RLIMIT_NPROC")
-    (tmp_path / "reference").mkdir()
-    nbformat.write(_reference(), tmp_path / "reference" / NOTEBOOK)
-    _write_class(tmp_path, {"leo_forks": _class(tmp_path)["leo_forks"]})
-    report = grade_submissions(tmp_path / "submissions", tmp_path / "grades", tmp_path / "reference",
-                               limits=LIMITS, isolation=isolation, seed=6)
-    leo = _grade(report, "leo_forks")
-    assert "BlockingIOError" in {name for _, name in leo["cell_errors"]}, leo
-    assert leo["status"] == "graded" and leo["score"] == 2
-    limit = report["isolation"]["process_limit"]
-    assert ("pids cgroup" in limit) == (not cgroup_problem) and f"{LIMITS.processes}" in limit, limit
-    assert f"process limit: {limit}" in (tmp_path / "grades" / "grades.txt").read_text(encoding="utf-8")
+    if level == "auto":  # the same run as the test above: graded once
+        root, report = request.getfixturevalue("forked")
+    else:
+        root, report = tmp_path, _grade_fork_bomb(tmp_path, isolation, seed=6)
+    _stopped_at_the_limit(root, report, cgroup_problem)
 
 
 def _probe_script(outside: Path) -> list[str]:
@@ -365,3 +407,94 @@ def test_what_comes_back_from_a_call_is_plain_data():
     for bad in (object(), {"a": 1}, torch.nn.Linear(1, 1), deep):
         with pytest.raises(NotData):
             as_data(bad)
+
+
+@pytest.mark.parametrize("start_in", ["unrelated", "home"])
+def test_a_submission_cannot_read_the_graders_working_or_home_folder(tmp_path, start_in):
+    """`python -m lessons_lib.cli grade` run from an unrelated folder, or from the home folder: neither is mounted."""
+    import subprocess
+
+    if choose_isolation("auto" if shutil.which("bwrap") else "process").name != "bubblewrap":
+        pytest.skip("only bubblewrap isolates files")
+    unrelated, home = tmp_path / "unrelated", tmp_path / "home"
+    for folder in (unrelated, home, tmp_path / "reference"):
+        folder.mkdir()
+    (unrelated / "secret.txt").write_text("the answers", encoding="utf-8")
+    (home / "secret.txt").write_text("another class", encoding="utf-8")
+    nbformat.write(_reference(), tmp_path / "reference" / NOTEBOOK)
+    targets = (str(unrelated / "secret.txt"), str(home / "secret.txt"), str(unrelated), str(home))
+    _write_class(tmp_path, {"sam_snoops": _submission(CORRECT_SCORES, SOFTMAX, extra=(
+        f"import os\nreadable = []\nfor path in {targets!r}:\n"
+        "    try:\n        open(path).read() if path.endswith('.txt') else os.listdir(path)\n"
+        "        readable.append(path)\n    except OSError:\n        pass\n"
+        "assert not readable, readable"))})
+    done = subprocess.run([sys.executable, "-m", "lessons_lib.cli", "grade", str(tmp_path / "submissions"), "--out",
+                           str(tmp_path / "grades"), "--reference", str(tmp_path / "reference"), "--seed", "7"],
+                          cwd=unrelated if start_in == "unrelated" else home, env={**os.environ, "HOME": str(home)},
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    sam = json.loads((tmp_path / "grades" / "grades.json").read_text(encoding="utf-8"))["students"]["sam_snoops"]
+    assert sam["notebooks"][NOTEBOOK]["cell_errors"] == [], sam  # no AssertionError: nothing there could be read
+    assert sam["score"] == 2
+
+
+def test_the_namespaces_level_is_refused_as_root_in_one_line(tmp_path):
+    """As root its sandbox would keep root's power over /etc, its own cgroup's limit and other runs' folders."""
+    import subprocess
+
+    from lessons_lib.errors import CourseInputError
+    from lessons_lib.grader.sandbox import sandbox_command
+
+    if os.geteuid() != 0:
+        pytest.skip("the namespaces level is refused to root only")
+    with pytest.raises(CourseInputError, match="isolation namespaces is refused as root"):
+        choose_isolation("namespaces")
+    with pytest.raises(CourseInputError, match="refused as root"):  # an Isolation made by hand is refused too
+        sandbox_command(Isolation("namespaces"), ["/bin/true"], tmp_path, {}, LIMITS)
+    (tmp_path / "reference").mkdir()
+    nbformat.write(_reference(), tmp_path / "reference" / NOTEBOOK)
+    _write_class(tmp_path, {"alice": _reference()})
+    done = subprocess.run([sys.executable, "-m", "lessons_lib.cli", "grade", str(tmp_path / "submissions"), "--out",
+                           str(tmp_path / "grades"), "--reference", str(tmp_path / "reference"), "--isolation",
+                           "namespaces"], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and done.stderr.startswith("error: isolation namespaces is refused as root"), done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1 and not (tmp_path / "grades" / "grades.json").exists()
+
+
+def test_a_pythonpath_that_shadows_the_package_is_refused_at_start(tmp_path):
+    """The sandbox's `python -I` ignores PYTHONPATH: grading with another checkout would score every notebook 0."""
+    import subprocess
+
+    import lessons_lib
+
+    shutil.copytree(Path(lessons_lib.__file__).parent, tmp_path / "checkout" / "lessons_lib",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    (tmp_path / "reference").mkdir()
+    nbformat.write(_reference(), tmp_path / "reference" / NOTEBOOK)
+    _write_class(tmp_path, {"alice": _reference()})
+    done = subprocess.run([sys.executable, "-m", "lessons_lib.cli", "grade", str(tmp_path / "submissions"), "--out",
+                           str(tmp_path / "grades"), "--reference", str(tmp_path / "reference"), "--isolation", "process"],
+                          cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(tmp_path / "checkout")},
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 2, (done.returncode, done.stderr[-2000:])
+    assert done.stderr.startswith(f"error: PYTHONPATH={tmp_path / 'checkout'} makes this process import lessons_lib "
+                                  f"from {tmp_path / 'checkout' / 'lessons_lib'}"), done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1 and not (tmp_path / "grades" / "grades.json").exists()
+
+
+def test_a_student_folder_whose_name_is_not_utf8_is_graded_and_named_with_escapes(tmp_path, grading_isolation):
+    import subprocess
+
+    (tmp_path / "reference").mkdir()
+    nbformat.write(_reference(), tmp_path / "reference" / NOTEBOOK)
+    folder = os.fsdecode(os.fsencode(tmp_path / "submissions") + b"/stu\xffdent")
+    os.makedirs(folder)
+    nbformat.write(_reference(), os.path.join(folder, NOTEBOOK))
+    done = subprocess.run([sys.executable, "-m", "lessons_lib.cli", "grade", str(tmp_path / "submissions"), "--out",
+                           str(tmp_path / "grades"), "--reference", str(tmp_path / "reference"), "--isolation",
+                           grading_isolation], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr[-2000:]
+    assert f"stu\\xffdent/{NOTEBOOK}: 2/2" in done.stdout
+    report = json.loads((tmp_path / "grades" / "grades.json").read_text(encoding="utf-8"))
+    assert report["students"]["stu\\xffdent"]["score"] == 2, report["students"].keys()
+    assert "stu\\xffdent: 2/2" in (tmp_path / "grades" / "grades.txt").read_text(encoding="utf-8")

@@ -55,8 +55,9 @@ from typing import Any, Callable, Sequence
 
 from lessons_lib.course.assignments import check_output_outside, find_exercises, make_student_notebook
 from lessons_lib.course.notebooks import KERNEL_ENV, read_notebook
-from lessons_lib.grader.sandbox import (INPUT_DIR, SANDBOX_TMP, Isolation, Limits, PidsCgroup, choose_isolation,
-                                        kill_session, launch_environment, process_limit_in_force, sandbox_command,
+from lessons_lib.grader.sandbox import (INPUT_DIR, SANDBOX_TMP, Isolation, Limits, PidsCgroup,
+                                        check_package_matches_sandbox, choose_isolation, kill_session,
+                                        launch_environment, process_limit_in_force, sandbox_command,
                                         sandbox_environment)
 from lessons_lib.errors import CourseInputError
 from lessons_lib.files import atomic_write, folder_lock
@@ -131,7 +132,7 @@ class NotebookGrade:
             (not a valid notebook, no solution notebook, the kernel died, ...).
         message: why, when the status is not ``"graded"`` (else empty).
         cell_errors: ``[cell index, exception name]`` of the cells that raised while executing.
-        flags: what a teacher should look at (see :func:`course_imports`).
+        flags: what a teacher should look at (see :func:`reference_code_flags`).
     """
 
     notebook: str
@@ -387,44 +388,35 @@ def _is_data(value: Any, depth: int = 0) -> bool:
     return False
 
 
-def _code_tree(source: str) -> ast.AST | None:
-    """A code cell's syntax tree, its IPython lines (``%magic``, ``!shell``) left out; ``None`` if it is not Python."""
-    lines = ["" if line.lstrip().startswith(("%", "!")) else line for line in source.splitlines()]
-    try:
-        return ast.parse("\n".join(lines))
-    except (SyntaxError, ValueError):
-        return None
-
-
-def course_imports(nb: Any) -> set[str]:
-    """The ``lessons_lib`` modules a notebook's code names: imports, and strings such as ``import_module``'s argument."""
-    found: set[str] = set()
-    for cell in nb.cells:
-        tree = _code_tree(cell.source) if cell.cell_type == "code" else None
-        for node in ast.walk(tree) if tree is not None else ():
-            if isinstance(node, ast.Import):
-                found.update(alias.name for alias in node.names)
-            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
-                found.add(node.module)
-                found.update(f"{node.module}.{alias.name}" for alias in node.names)
-            elif isinstance(node, ast.Constant) and isinstance(node.value, str):
-                found.add(node.value.strip())
-    return {name for name in found if name == "lessons_lib" or name.startswith("lessons_lib.")}
-
-
 def reference_code_flags(submitted: Any, reference: Any, name: str) -> list[str]:
-    """A flag when a submission uses course modules that its exercise notebook (the student version) does not.
+    """What a teacher should look at: the submission's routes to the course's own code that its exercise does not take.
 
     The course's reference implementations cannot be hidden from the sandbox: the checkers the
-    notebook itself calls import them. So the grader flags their use for the teacher instead;
-    a name built at run time escapes this reading, which is why it is a flag and not a verdict.
+    notebook itself calls use them. So the grader reads the submission and flags each route
+    (see :mod:`lessons_lib.grader.code_reading`): course names that neither the exercise
+    notebook (the student version) nor its solution names, lookups inside objects or by a
+    string that neither makes, and course code a graded function uses where the solution's
+    does not. A flag is not a verdict: a teacher reads the notebook.
     """
-    allowed = course_imports(make_student_notebook(reference, name))
-    extra = sorted(module for module in course_imports(submitted) - allowed
-                   if not any(module.startswith(f"{a}.") for a in allowed if a != "lessons_lib"))
-    if not extra:
-        return []
-    return [f"uses the course's own code, which the exercise notebook does not import: {', '.join(extra)[:500]}"]
+    from lessons_lib.grader.code_reading import code_trees, course_names, course_names_used_by, runtime_lookups
+
+    given, solution, trees = code_trees(make_student_notebook(reference, name)), code_trees(reference), code_trees(submitted)
+    allowed = course_names(given) | course_names(solution)
+    extra = sorted(n for n in course_names(trees) - allowed if not any(a.startswith(f"{n}.") for a in allowed))
+    flags = []
+    if extra:
+        flags.append(f"uses the course's own code, which the exercise notebook does not import: {', '.join(extra)[:500]}")
+    lookups = sorted(runtime_lookups(trees) - runtime_lookups(given) - runtime_lookups(solution))
+    if lookups:
+        flags.append("looks inside functions or modules, or looks names up at run time, which the exercise notebook "
+                     f"does not (a route to the checkers' reference code): {', '.join(lookups)[:500]}")
+    for exercise in graded_exercises(reference, name):
+        called = sorted(course_names_used_by(trees, exercise.function)
+                        - course_names_used_by(solution, exercise.function))
+        if called:
+            flags.append(f"exercise {exercise.number} ({exercise.function}) uses the course's own code, which the "
+                         f"solution's {exercise.function} does not: {', '.join(called)[:500]}")
+    return flags
 
 
 def _failed_checks(exercises: Sequence[GradedExercise], message: str) -> list[CheckResult]:
@@ -502,7 +494,27 @@ def _check_references(staging: Path, reference_dir: Path) -> None:
             graded_exercises(read_notebook(reference_dir / name), name)
 
 
+def shown(name: str) -> str:
+    """A file name as the report and the log show it: bytes that are not UTF-8 as backslash escapes (``\\xff``).
+
+    Python keeps such bytes of a name as lone surrogates, which no UTF-8 file or terminal takes.
+    """
+    return name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
+def _printable(value: Any) -> Any:
+    """``value`` (the report) with every string, keys included, as :func:`shown` writes it."""
+    if isinstance(value, str):
+        return shown(value)
+    if isinstance(value, dict):
+        return {_printable(key): _printable(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_printable(item) for item in value]
+    return value
+
+
 def _write_report(report: dict, out_dir: Path) -> None:
+    report = _printable(report)
     for name, text in ((GRADES_JSON, json.dumps(report, ensure_ascii=False, indent=2) + "\n"),
                        (GRADES_TXT, format_grades(report))):
         atomic_write(out_dir / name, text)
@@ -537,6 +549,7 @@ def grade_submissions(submissions: Path, out_dir: Path, reference_dir: Path, *, 
     check_input_dir(reference_dir, "reference folder")
     students = _students(submissions)
     check_output_outside(out_dir, [submissions])
+    check_package_matches_sandbox()
     chosen = isolation if isinstance(isolation, Isolation) else choose_isolation(isolation)
     check_output_dir(out_dir, "--out")
     limits = limits or Limits()
@@ -563,23 +576,32 @@ def _grade_all(submissions: Path, students: list[Path], out_dir: Path, reference
         _check_references(Path(staging), reference_dir)
         hidden = [submissions.resolve(), Path(staging).resolve(), out_dir.resolve(), reference_dir.resolve()]
         for student in students:
-            entry = report["students"][student.name] = {"score": 0, "total": 0, "notebooks": {},
-                                                          "note": notes[student.name]}
+            entry = report["students"][_report_key(report, student.name)] = {
+                "score": 0, "total": 0, "notebooks": {}, "note": notes[student.name]}
             staged = Path(staging) / student.name
             if notes[student.name].startswith("not graded"):
                 _write_report(report, out_dir)
                 continue
             for path in sorted(p for p in staged.glob("*.ipynb") if p.is_file()):
                 grade = grade_notebook(staged, path.name, reference_dir, chosen, limits, seed, hidden)
-                entry["notebooks"][path.name] = grade.to_dict()
+                entry["notebooks"][shown(path.name)] = grade.to_dict()
                 entry["score"] += grade.score
                 entry["total"] += grade.total
                 _write_report(report, out_dir)
                 if log:
-                    log(f"{student.name}/{path.name}: {grade.score}/{grade.total}"
-                        + ("" if grade.status == "graded" else f" ({grade.status}: {grade.message})"))
+                    log(shown(f"{student.name}/{path.name}: {grade.score}/{grade.total}"
+                              + ("" if grade.status == "graded" else f" ({grade.status}: {grade.message})")))
             _write_report(report, out_dir)
-    return report
+    return _printable(report)
+
+
+def _report_key(report: dict, name: str) -> str:
+    """The student's name in the report (:func:`shown`), made unique should an escaped name meet a real one."""
+    key, number = shown(name), 1
+    while key in report["students"]:
+        number += 1
+        key = f"{shown(name)} ({number})"
+    return key
 
 
 def format_grades(report: dict) -> str:

@@ -21,7 +21,8 @@ for by name.
     the grader's staging area and report and the solution notebooks are covered (each session
     works on its own copy), the Python installation, the course package and ``/proc/sys``
     are read-only, and the process has no capabilities (see :func:`_confining_script`).
-    Other files are *not* isolated: it can read and write what the grader's user can.
+    Other files are *not* isolated: it can read and write what the grader's user can. So it
+    is refused to root (whose sandbox would keep root's power over those files).
 ``process``
     Only a process of its own, in a session of its own, in a temporary folder. No network
     or file isolation at all: use it for trusted submissions only.
@@ -42,6 +43,7 @@ whether a level works on this machine).
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import shutil
@@ -70,6 +72,7 @@ __all__ = [
     "PidsCgroup",
     "pids_cgroup_problem",
     "process_limit_in_force",
+    "check_package_matches_sandbox",
 ]
 
 ISOLATIONS = ("bubblewrap", "namespaces", "process")
@@ -168,17 +171,75 @@ def sandbox_environment(home: str, extra: Mapping[str, str] | None = None) -> di
     return env
 
 
-def _readonly_paths(hidden: Sequence[Path]) -> list[Path]:
-    """The Python installation, the course package and its data: what a sandboxed kernel must read.
+@functools.lru_cache(maxsize=None)
+def _isolated_python_path() -> tuple[Path, ...]:
+    """The folders on the import path of ``python -I`` (what the sandboxed worker runs), from ``/``.
 
-    A folder that holds one of ``hidden`` (the submissions, the grader's staging area) is
-    never exposed; the repository root is not either (only its package and data folders).
+    Isolated mode reads no ``PYTHONPATH``, no user site and no working folder: only the
+    installation's own folders and what its ``.pth`` files add. Not this process's ``sys.path``,
+    which holds the grader's working folder when it was started with ``python -m``.
+    """
+    import json
+
+    try:
+        done = subprocess.run([sys.executable, "-I", "-c", "import json, sys; print(json.dumps(sys.path))"],
+                              cwd="/", env={"PATH": os.environ.get("PATH", "")}, capture_output=True, text=True,
+                              timeout=60, check=True)
+        entries = json.loads(done.stdout)
+    except (OSError, subprocess.SubprocessError, ValueError):
+        return ()
+    return tuple(Path(p) for p in entries if isinstance(p, str) and p.startswith("/") and Path(p).is_dir())
+
+
+def check_package_matches_sandbox() -> None:
+    """Refuse to grade where the sandbox's Python would import another ``lessons_lib`` than this process.
+
+    The worker runs ``python -I``, which ignores ``PYTHONPATH``: with ``PYTHONPATH`` pointing at
+    another checkout, the grader would mount that checkout while the worker imports the
+    installed package (or none), and every notebook would fail, scoring 0 without a word.
+
+    Raises:
+        CourseInputError: naming both places (or why ``python -I`` imports none) and what to do.
+    """
+    here = Path(__file__).resolve().parent.parent
+    try:
+        done = subprocess.run([sys.executable, "-I", "-c", "import lessons_lib, sys; sys.stdout.write(lessons_lib.__file__)"],
+                              cwd="/", env={"PATH": os.environ.get("PATH", "")}, capture_output=True, text=True,
+                              timeout=120)
+    except (OSError, subprocess.SubprocessError) as error:
+        raise CourseInputError(f"cannot start {sys.executable} -I to check which lessons_lib the sandbox imports "
+                               f"({error})") from None
+    sandboxed = Path(done.stdout).resolve().parent if done.returncode == 0 and done.stdout else None
+    if sandboxed == here:
+        return
+    where = f"it from {sandboxed}" if sandboxed else "no lessons_lib at all"
+    cause = (f"PYTHONPATH={os.environ['PYTHONPATH']} makes this process import lessons_lib"
+             if os.environ.get("PYTHONPATH") else "this process imports lessons_lib")
+    raise CourseInputError(f"{cause} from {here}, but the sandbox's Python ({sys.executable} -I, which ignores "
+                           f"PYTHONPATH) imports {where}: every notebook would fail; unset PYTHONPATH, or install that "
+                           f"checkout (pip install -e {here.parent})")
+
+
+def _private_folders() -> list[Path]:
+    """Folders never exposed, whatever the Python installation seems to need: the grader's working and home folders."""
+    private = [Path.cwd().resolve()]
+    with contextlib.suppress(RuntimeError, KeyError):
+        private.append(Path.home().resolve())
+    return private
+
+
+def _readonly_paths(hidden: Sequence[Path]) -> list[Path]:
+    """The Python installation, the course package and its data: what a sandboxed kernel must read, and no more.
+
+    A folder that holds one of ``hidden`` (the submissions, the grader's staging area), the
+    grader's working folder or its home folder is never exposed (a folder inside them may
+    be: a virtual environment in the home folder); the repository root is not either (only
+    its package and data folders).
     """
     package_dir = Path(__file__).resolve().parent.parent
     wanted = [Path(sys.prefix), Path(sys.base_prefix), Path(sys.exec_prefix), Path(os.path.realpath(sys.executable)).parent,
-              package_dir, paths.DATA_DIR.resolve()]
-    wanted += [Path(p) for p in sys.path if p and Path(p).is_dir()]
-    hidden = [Path(h).resolve() for h in hidden] + [package_dir.parent]
+              package_dir, paths.DATA_DIR.resolve(), *_isolated_python_path()]
+    hidden = [Path(h).resolve() for h in hidden] + [package_dir.parent] + _private_folders()
     chosen: list[Path] = []
     for path in sorted({p.resolve() for p in wanted if p.exists()}, key=lambda p: len(p.parts)):
         if path == Path("/") or any(h == path or path in h.parents for h in hidden):
@@ -265,6 +326,7 @@ def sandbox_command(isolation: Isolation, argv: Sequence[str], input_dir: Path, 
     if isolation.name == "bubblewrap":
         return _bubblewrap_command(argv, input_dir, env, limits, hidden, isolation.user_namespace)
     if isolation.name == "namespaces":
+        _refuse_namespaces_as_root()
         return [shutil.which("unshare") or "unshare", "--user", "--map-root-user", "--net", "--pid", "--fork",
                 "--kill-child", "--mount-proc", "--", "/bin/sh", "-c", _confining_script(hidden), "sh", *argv]
     return list(argv)
@@ -301,6 +363,20 @@ def _confining_script(hidden: Sequence[Path]) -> str:
     setpriv = shlex.quote(shutil.which("setpriv") or "setpriv")
     lines.append(" ".join(["exec", setpriv, "--inh-caps=-all", "--bounding-set=-all", "--no-new-privs", "--", '"$@"']))
     return "\n".join(lines)
+
+
+def _refuse_namespaces_as_root() -> None:
+    """The ``namespaces`` level is refused to root: its sandbox keeps root's power over every file it can reach.
+
+    Its user namespace maps the sandbox's root to the host's root, so the files it does not
+    cover (``/etc``, the cgroup files that hold its own process limit, other grading runs'
+    folders) would stay writable or readable by it.
+    """
+    if _as_root():
+        raise CourseInputError(
+            "isolation namespaces is refused as root: its sandbox would act as root on every file it can reach "
+            "(/etc, its own cgroup's process limit, other grading runs); grade with bubblewrap (--isolation auto) "
+            "or as an unprivileged user")
 
 
 def launch_environment(isolation: Isolation, env: Mapping[str, str]) -> dict[str, str]:
@@ -531,7 +607,8 @@ def choose_isolation(requested: str = "auto") -> Isolation:
 
     Raises:
         CourseInputError: a level that is unknown, or that does not work on this machine;
-            ``"auto"`` where bubblewrap does not work (naming the explicit levels).
+            ``"auto"`` where bubblewrap does not work (naming the explicit levels);
+            ``"namespaces"`` as root.
     """
     check_choice(requested, "isolation", ("auto", *ISOLATIONS))
     if requested == "process":
@@ -545,11 +622,14 @@ def choose_isolation(requested: str = "auto") -> Isolation:
                              "capabilities", user_namespace=False)
         if requested == "bubblewrap":
             raise CourseInputError(f"isolation bubblewrap was asked for, but {problem}")
+        namespaces = ("" if _as_root() else "`lessons grade --isolation namespaces` (no network, no other process, "
+                      "the other submissions and the solutions out of sight, but every other file of yours readable "
+                      "and writable) or ")
         raise CourseInputError(
             f"{problem}; without bubblewrap a submission's files are not fully isolated, so grading stops here. "
-            "Install bubblewrap, or name a weaker level: `lessons grade --isolation namespaces` (no network, no "
-            "other process, the other submissions and the solutions out of sight, but every other file of yours "
-            "readable and writable) or `lessons grade --isolation process` (no isolation: trusted submissions only)")
+            f"Install bubblewrap, or name a weaker level: {namespaces}`lessons grade --isolation process` "
+            "(no isolation: trusted submissions only)")
+    _refuse_namespaces_as_root()
     problem = _probe("namespaces")
     if not problem:
         return Isolation("namespaces", "asked for")
