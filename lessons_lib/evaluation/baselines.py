@@ -32,6 +32,7 @@ from lessons_lib.pairs.data import PairExample, char_overlap, check_pairs_sha256
 BASELINES_KIND = "baselines file"
 
 __all__ = [
+    "is_baselines_file",
     "majority_label",
     "JaccardRule",
     "tune_jaccard_rule",

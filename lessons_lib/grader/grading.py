@@ -73,6 +73,8 @@ __all__ = [
     "grade_notebook",
     "grade_submissions",
     "format_grades",
+    "reference_code_flags",
+    "shown",
 ]
 
 GRADES_JSON = "grades.json"
@@ -107,9 +109,11 @@ def graded_exercises(reference: Any, name: str) -> list[GradedExercise]:
             raise CourseInputError(f"{name} cell {exercise.check_index}: the check cell is not valid Python ({error})") from None
         calls = [node for node in ast.walk(tree) if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
                  and node.func.id.startswith("check_")]
-        if len(calls) != 1 or len(calls[0].args) != 1 or not isinstance(calls[0].args[0], ast.Name):
+        argument = calls[0].args[0] if len(calls) == 1 and len(calls[0].args) == 1 else None
+        checker = calls[0].func if calls else None
+        if not isinstance(argument, ast.Name) or not isinstance(checker, ast.Name):
             raise CourseInputError(f"{name} cell {exercise.check_index}: a check cell must call one check_…(function)")
-        out.append(GradedExercise(exercise.number, calls[0].args[0].id, calls[0].func.id))
+        out.append(GradedExercise(exercise.number, argument.id, checker.id))
     return out
 
 
@@ -155,7 +159,7 @@ class NotebookGrade:
                 "checks": [asdict(c) for c in self.checks], "cell_errors": self.cell_errors, "flags": self.flags}
 
 
-class SessionEnded(BaseException):
+class _SessionEnded(BaseException):
     """The sandbox session is over (time limit, crash): no more calls can be answered.
 
     A ``BaseException``, so that a checker's ``except Exception`` does not take it for the
@@ -185,7 +189,7 @@ def score_exercises(exercises: Sequence[GradedExercise], function_for: Callable[
         One :class:`CheckResult` per exercise, in order.
 
     Raises:
-        SessionEnded: the sandbox stopped answering (the caller fails the rest).
+        _SessionEnded: the sandbox stopped answering (the caller fails the rest).
     """
     from lessons_lib.exercises import PASS_MARK, ExerciseCheckError, checker_by_name
 
@@ -257,12 +261,14 @@ class SandboxSession:
             if self.cgroup is not None:
                 self.cgroup.close()
             raise
+        assert self.process.stdin is not None and self.process.stdout is not None  # both are pipes
+        self._to_worker, self._from_worker = self.process.stdin, self.process.stdout
         self._replies: queue.Queue = queue.Queue()
         threading.Thread(target=self._read_replies, daemon=True).start()
 
     def _read_replies(self) -> None:
         while True:
-            line = self.process.stdout.readline(_MAX_REPLY_BYTES)
+            line = self._from_worker.readline(_MAX_REPLY_BYTES)
             if not line:
                 self._replies.put(None)
                 return
@@ -277,18 +283,18 @@ class SandboxSession:
             self._replies.put(message if isinstance(message, dict) else {"event": "failed", "message": "bad reply"})
 
     def _reply(self) -> dict:
-        """The next reply, or :class:`SessionEnded` when the session died or its time ran out."""
+        """The next reply, or :class:`_SessionEnded` when the session died or its time ran out."""
         remaining = self.deadline - time.monotonic()
         try:
             reply = self._replies.get(timeout=max(0.0, remaining))
         except queue.Empty:
             self.close()
-            raise SessionEnded(f"timed out: the notebook ran past its {self.limits.notebook_seconds:g} s limit") from None
+            raise _SessionEnded(f"timed out: the notebook ran past its {self.limits.notebook_seconds:g} s limit") from None
         if reply is None:
-            raise SessionEnded(f"failed: the sandbox ended (exit status {self.process.wait()}){self._log_tail()}")
+            raise _SessionEnded(f"failed: the sandbox ended (exit status {self.process.wait()}){self._log_tail()}")
         if reply.get("event") == "failed":
             self.close()
-            raise SessionEnded(f"failed: {str(reply.get('message', ''))[:500]}")
+            raise _SessionEnded(f"failed: {str(reply.get('message', ''))[:500]}")
         return reply
 
     def _log_tail(self) -> str:
@@ -305,7 +311,7 @@ class SandboxSession:
         reply = self._reply()
         if reply.get("event") != "executed":
             self.close()
-            raise SessionEnded("failed: the sandbox did not report the notebook's execution")
+            raise _SessionEnded("failed: the sandbox did not report the notebook's execution")
         errors = reply.get("errors", [])
         return [[int(i), str(e)[:100]] for i, e in errors if isinstance(i, int)] if isinstance(errors, list) else []
 
@@ -325,10 +331,10 @@ class SandboxSession:
         torch.save((args, kwargs), buffer)
         request = {"op": "call", "function": name, "args": base64.b64encode(buffer.getvalue()).decode("ascii")}
         try:
-            self.process.stdin.write((json.dumps(request) + "\n").encode("utf-8"))
-            self.process.stdin.flush()
+            self._to_worker.write((json.dumps(request) + "\n").encode("utf-8"))
+            self._to_worker.flush()
         except (BrokenPipeError, OSError):
-            raise SessionEnded(f"failed: the sandbox ended (exit status {self.process.wait()}){self._log_tail()}") from None
+            raise _SessionEnded(f"failed: the sandbox ended (exit status {self.process.wait()}){self._log_tail()}") from None
         reply = self._reply()
         if reply.get("error") == "timeout":
             raise TimeoutError(f"{name} did not return within {self.limits.call_seconds:g} s")
@@ -340,8 +346,8 @@ class SandboxSession:
         """End the session: ask the worker to stop (without a PID namespace), and kill whatever is left."""
         if self._graceful_exit and self.process.poll() is None:
             try:
-                self.process.stdin.write(b'{"op": "exit"}\n')
-                self.process.stdin.flush()
+                self._to_worker.write(b'{"op": "exit"}\n')
+                self._to_worker.flush()
                 self.process.wait(timeout=10)
             except (OSError, subprocess.TimeoutExpired):
                 pass
@@ -454,7 +460,7 @@ def grade_notebook(staged: Path, notebook: str, reference_dir: Path, isolation: 
         try:
             grade.cell_errors = session.wait_executed()
             grade.checks = score_exercises(exercises, session.function, seed)
-        except SessionEnded as ended:
+        except _SessionEnded as ended:
             status, _, message = str(ended).partition(": ")
             grade.status, grade.message = status, message
             done = {c.exercise for c in grade.checks}
@@ -576,8 +582,8 @@ def _grade_all(submissions: Path, students: list[Path], out_dir: Path, reference
         _check_references(Path(staging), reference_dir)
         hidden = [submissions.resolve(), Path(staging).resolve(), out_dir.resolve(), reference_dir.resolve()]
         for student in students:
-            entry = report["students"][_report_key(report, student.name)] = {
-                "score": 0, "total": 0, "notebooks": {}, "note": notes[student.name]}
+            entry: dict[str, Any] = {"score": 0, "total": 0, "notebooks": {}, "note": notes[student.name]}
+            report["students"][_report_key(report, student.name)] = entry
             staged = Path(staging) / student.name
             if notes[student.name].startswith("not graded"):
                 _write_report(report, out_dir)

@@ -497,7 +497,7 @@ def _own_cgroup(controller: str) -> str | None:
 
 def _cgroup_mounts() -> list[tuple[str, str, str, list[str]]]:
     """``(type, root inside the hierarchy, mount point, super options)`` of each cgroup mount (/proc/self/mountinfo)."""
-    found = []
+    found: list[tuple[str, str, str, list[str]]] = []
     try:
         lines = Path("/proc/self/mountinfo").read_text(encoding="utf-8").splitlines()
     except OSError:

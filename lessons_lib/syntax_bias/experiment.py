@@ -56,7 +56,7 @@ from lessons_lib.validation import check_int
 
 __all__ = ["subsample", "build_model", "needed_texts", "parse_corpus", "run_experiment", "summarise", "bucket_names",
            "predictor_confusion",
-           "load_trained"]
+           "load_trained", "RunPlace"]
 
 
 def _build(classifier: PairClassifierConfig, scheme: BucketScheme, variant: str, options: object,

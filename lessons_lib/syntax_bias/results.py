@@ -32,6 +32,7 @@ from lessons_lib.syntax_bias.registry import BASELINE, VARIANTS
 RESULTS_KIND = "results file of `lessons experiment`"
 
 __all__ = [
+    "is_results_file",
     "PROBABILITY_DIGITS",
     "Spread",
     "EpochRecord",
