@@ -730,6 +730,20 @@ class TestOutputsReplaceOnlyTheCoursesOwn:
         assert cli(["execute", notebook, "--output-dir", out, "--force"])[0] == 0
         assert "我的笔记" not in (out / "good.ipynb").read_text(encoding="utf-8")
 
+    def test_a_grading_report_the_course_did_not_write_survives_and_its_own_is_replaced(self, tmp_path, cli):
+        from lessons_lib.files import check_output_folder, record_written
+        from lessons_lib.grader.grading import GRADES_KIND
+
+        (tmp_path / "subs" / "ann").mkdir(parents=True)
+        out = tmp_path / "marks"
+        _users_own(out / "grades.txt")
+        code, _, err = cli(["grade", tmp_path / "subs", "--out", out])
+        line = _one_error_line(err)
+        assert code == 2 and "(grades.txt)" in line and "add --force to replace" in line
+        assert (out / "grades.txt").read_bytes() == USERS_BYTES and not (out / "grades.json").exists()
+        record_written(out / "grades.txt", "an earlier report\n", kind=GRADES_KIND)  # the course's own: no refusal
+        assert check_output_folder(out, "--out", ("grades.json", "grades.txt"), kind=GRADES_KIND) == out
+
     def test_a_parser_the_course_trained_is_recognised_by_its_meta(self, tmp_path):
         from lessons_lib.syntax.parser_training import check_parser_output
 
@@ -844,11 +858,17 @@ class TestIdentityAndHints:
 
         monkeypatch.setattr(sandbox, "_probe", lambda name, user_namespace=True: (
             "bubblewrap is not installed (apt-get install bubblewrap)" if name == "bubblewrap" else ""))
-        with pytest.raises(CourseInputError, match="--isolation namespaces") as caught:
+        with pytest.raises(CourseInputError, match="--isolation process") as caught:
             sandbox.choose_isolation("auto")
-        assert "--isolation process" in str(caught.value) and "no isolation" in str(caught.value)
-        assert "the other submissions and the solutions out of sight" in str(caught.value)  # what namespaces gives
-        assert sandbox.choose_isolation("namespaces").name == "namespaces"
+        assert "no isolation" in str(caught.value)
+        if os.geteuid() == 0:  # as root the namespaces level is refused, so it is not offered
+            assert "--isolation namespaces" not in str(caught.value)
+            with pytest.raises(CourseInputError, match="root"):
+                sandbox.choose_isolation("namespaces")
+        else:
+            assert "--isolation namespaces" in str(caught.value)
+            assert "the other submissions and the solutions out of sight" in str(caught.value)  # what namespaces gives
+            assert sandbox.choose_isolation("namespaces").name == "namespaces"
         (tmp_path / "subs" / "alice").mkdir(parents=True)
         shutil.copy(LESSON, tmp_path / "subs" / "alice" / LESSON.name)
         code, _, err = cli(["grade", tmp_path / "subs", "--out", tmp_path / "grades"])

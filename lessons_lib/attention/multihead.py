@@ -156,7 +156,14 @@ class MultiHeadAttention(nn.Module):
                attn_bias: torch.Tensor | None) -> torch.Tensor:
         """:meth:`forward` without its checks, for a caller that checked its inputs once for many calls (an
         encoder, once per forward pass for all its blocks): ``mask`` already broadcasts to ``(B, H, L_q, L_k)``."""
-        return self.attend_heads(query, *self.key_value_heads(key, value), mask, attn_bias)
+        # queries first, then keys and values: the order autograd sums the input's gradients in (training bits)
+        q = self.query_heads(query)
+        k, v = self.key_value_heads(key, value)
+        return self.attend_projected(q, k, v, mask, attn_bias)
+
+    def query_heads(self, query: torch.Tensor) -> torch.Tensor:
+        """The projected queries, split into heads: ``(B, L_q, D)`` → ``(B, H, L_q, d_head)``."""
+        return _split_heads(self.q_proj(query), self.n_heads)
 
     def key_value_heads(self, key: torch.Tensor, value: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """The projected keys and values, split into heads: ``(B, L_k, D)`` each → two ``(B, H, L_k, d_head)``.
@@ -165,11 +172,10 @@ class MultiHeadAttention(nn.Module):
         key/value cache) instead of projecting them again at every step."""
         return _split_heads(self.k_proj(key), self.n_heads), _split_heads(self.v_proj(value), self.n_heads)
 
-    def attend_heads(self, query: torch.Tensor, k: torch.Tensor, v: torch.Tensor, mask: torch.Tensor | None,
-                     attn_bias: torch.Tensor | None) -> torch.Tensor:
-        """Attend from ``query`` ``(B, L_q, D)`` to keys and values already projected and split by
-        :meth:`key_value_heads` (``(B, H, L_k, d_head)``); unchecked, like :meth:`attend`. → ``(B, L_q, D)``."""
-        q = _split_heads(self.q_proj(query), self.n_heads)  # (B, H, L_q, d_head)
+    def attend_projected(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, mask: torch.Tensor | None,
+                         attn_bias: torch.Tensor | None) -> torch.Tensor:
+        """Attend with queries ``(B, H, L_q, d_head)`` from :meth:`query_heads` to keys and values
+        ``(B, H, L_k, d_head)`` from :meth:`key_value_heads`; unchecked, like :meth:`attend`. → ``(B, L_q, D)``."""
         if self.implementation == "sdpa" and not self.keep_attention:
             context = _fused_attention(q, k, v, mask, attn_bias, self.dropout.p if self.training else 0.0)
         else:

@@ -34,6 +34,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser("grade", help="execute completed student notebooks in a sandbox and write a score report")
     p.add_argument("submissions", type=Path, help="folder with one sub-folder of notebooks per student")
     p.add_argument("--out", type=Path, default=Path("grades"), help="where grades.json and grades.txt go")
+    add_force_argument(p, "--out")
     p.add_argument("--reference", type=Path, default=None,
                    help="folder of the solution notebooks (default: the course's notebooks/)")
     p.add_argument("--timeout", type=int, default=int(_DEFAULTS.cell_seconds),
@@ -123,7 +124,7 @@ def run_grade(args: argparse.Namespace) -> int:
         check_int(args.seed, "--seed", minimum=0)
     _check_out(args)
     report = grade_submissions(args.submissions, args.out, args.reference or NOTEBOOKS_DIR, limits=limits,
-                               isolation=args.isolation, seed=args.seed, log=print)
+                               isolation=args.isolation, seed=args.seed, log=print, force=args.force)
     print(format_grades(report), end="")
     print(f"report written to {args.out / GRADES_JSON} and {args.out / GRADES_TXT}")
     return 0

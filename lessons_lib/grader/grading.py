@@ -60,7 +60,7 @@ from lessons_lib.grader.sandbox import (INPUT_DIR, SANDBOX_TMP, Isolation, Limit
                                         launch_environment, process_limit_in_force, sandbox_command,
                                         sandbox_environment)
 from lessons_lib.errors import CourseInputError
-from lessons_lib.files import atomic_write, folder_lock
+from lessons_lib.files import check_output_folder, folder_lock, record_written
 from lessons_lib.validation import check_input_dir, check_output_dir
 
 __all__ = [
@@ -79,6 +79,7 @@ __all__ = [
 
 GRADES_JSON = "grades.json"
 GRADES_TXT = "grades.txt"
+GRADES_KIND = "grading report"  # what the output rule calls the two files (lessons_lib.files)
 # A submission folder larger than this is not graded (notebooks and their data are small).
 MAX_SUBMISSION_MB = 200
 # The longest reply line the grader reads from a sandbox (a call's result, base64-encoded).
@@ -523,7 +524,7 @@ def _write_report(report: dict, out_dir: Path) -> None:
     report = _printable(report)
     for name, text in ((GRADES_JSON, json.dumps(report, ensure_ascii=False, indent=2) + "\n"),
                        (GRADES_TXT, format_grades(report))):
-        atomic_write(out_dir / name, text)
+        record_written(out_dir / name, text, kind=GRADES_KIND)
 
 
 def _students(submissions: Path) -> list[Path]:
@@ -535,7 +536,7 @@ def _students(submissions: Path) -> list[Path]:
 
 def grade_submissions(submissions: Path, out_dir: Path, reference_dir: Path, *, limits: Limits | None = None,
                       isolation: str | Isolation = "auto", seed: int | None = None,
-                      log: Callable[[str], None] | None = None) -> dict:
+                      log: Callable[[str], None] | None = None, force: bool = False) -> dict:
     """Grade ``submissions/<student>/*.ipynb``; write ``grades.json`` and ``grades.txt`` to ``out_dir``.
 
     Args:
@@ -546,6 +547,8 @@ def grade_submissions(submissions: Path, out_dir: Path, reference_dir: Path, *, 
         isolation: ``"auto"``, a level name, or an :class:`~lessons_lib.grader.sandbox.Isolation`.
         seed: seeds the checkers' inputs (default: a fresh random seed, recorded in the report).
         log: one line per notebook as it is graded.
+        force: replace a ``grades.json`` / ``grades.txt`` in ``out_dir`` that the course did not write
+            (without it they are refused before any work: the files the course wrote are replaced).
 
     Returns:
         ``{"isolation": {...}, "limits": {...}, "seed": int, "students": {student: {"score", "total",
@@ -555,6 +558,7 @@ def grade_submissions(submissions: Path, out_dir: Path, reference_dir: Path, *, 
     check_input_dir(reference_dir, "reference folder")
     students = _students(submissions)
     check_output_outside(out_dir, [submissions])
+    check_output_folder(out_dir, "--out", (GRADES_JSON, GRADES_TXT), kind=GRADES_KIND, force=force)
     check_package_matches_sandbox()
     chosen = isolation if isinstance(isolation, Isolation) else choose_isolation(isolation)
     check_output_dir(out_dir, "--out")

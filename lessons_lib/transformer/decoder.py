@@ -152,16 +152,19 @@ class DecoderBlock(nn.Module):
         values join the cached ones, and every cached position is in its past (no mask needed).
         """
         def self_attention(h: torch.Tensor) -> torch.Tensor:
+            queries = self.self_attention.query_heads(h)
             keys, values = self.self_attention.key_value_heads(h, h)
             if cache.keys is not None and cache.values is not None:
                 keys, values = torch.cat([cache.keys, keys], dim=2), torch.cat([cache.values, values], dim=2)
             cache.keys, cache.values = keys, values
-            return self.self_attention.attend_heads(h, keys, values, None, None)
+            return self.self_attention.attend_projected(queries, keys, values, None, None)
 
         def cross_attention(h: torch.Tensor) -> torch.Tensor:
+            queries = self.cross_attention.query_heads(h)
             if cache.memory_keys is None or cache.memory_values is None:
                 cache.memory_keys, cache.memory_values = self.cross_attention.key_value_heads(memory, memory)
-            return self.cross_attention.attend_heads(h, cache.memory_keys, cache.memory_values, memory_mask, None)
+            return self.cross_attention.attend_projected(queries, cache.memory_keys, cache.memory_values, memory_mask,
+                                                         None)
 
         return self._sublayers(x, self_attention, cross_attention)
 
