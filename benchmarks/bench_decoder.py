@@ -18,6 +18,7 @@ a shared machine hit both alike. Run from the repository root::
 from __future__ import annotations
 
 import argparse
+import functools
 import statistics
 import time
 
@@ -92,7 +93,7 @@ def main() -> None:
         source, source_mask = _batch(args.batch, args.length, config.vocab_size, g)
         target, _ = _batch(args.batch, args.length, config.vocab_size, g)
         for name, model in models.items():
-            seconds = _timed(lambda m=model, o=optimisers[name], s=source, sm=source_mask, t=target: _step(m, o, s, sm, t))
+            seconds = _timed(functools.partial(_step, model, optimisers[name], source, source_mask, target))
             if round_:
                 times[name].append(seconds)
     base = statistics.median(times["torch nn.Transformer"])
