@@ -28,8 +28,9 @@ from lessons_lib.course.assignments import END_SOLUTION as END
 from lessons_lib.course.assignments import find_exercises, solution_lines
 from lessons_lib.course.fonts import cjk_characters
 from lessons_lib.course.glossary import read_glossary, variant_spellings
+from lessons_lib.course.notebooks import merged_streams
 from lessons_lib.website.site import (CONTENT_SECURITY_POLICY, FONT_FILE, build_site, figure_alt,
-                                    home_body, lesson_box, lesson_paths, lesson_summaries, merged_streams, package_repo_url,
+                                    home_body, lesson_box, lesson_paths, lesson_summaries, package_repo_url,
                                     readable_math, run_it_yourself_commands, sanitise_html, site_repo_url, tex_to_text)
 from lessons_lib.errors import CourseInputError
 from lessons_lib.exercises.course_map import PREREQUISITES

@@ -301,24 +301,28 @@ def execute_notebook(
     return ExecutionResult(source=source, output=target, seconds=seconds, cells=len(nb.cells))
 
 
-def merge_streams(nb: nbformat.NotebookNode) -> None:
-    """Join each cell's consecutive outputs of one stream (stdout, stderr) into one, in place.
+def merged_streams(outputs) -> list[nbformat.NotebookNode]:
+    """A cell's outputs as JupyterLab shows them: consecutive outputs of one stream (stdout, stderr) joined.
 
     How a kernel splits a cell's printing into messages depends on timing (a busy machine splits
-    more); JupyterLab shows the pieces as one block, and so does the stored notebook.
+    more, a table printed row by row may land in two); the outputs given are not changed.
     """
+    merged: list[nbformat.NotebookNode] = []
+    for output in outputs:
+        last = merged[-1] if merged else None
+        if (output.get("output_type") == "stream" and last is not None and last.get("output_type") == "stream"
+                and last.get("name") == output.get("name")):
+            merged[-1] = nbformat.from_dict({**last, "text": "".join(last.text) + "".join(output.text)})
+        else:
+            merged.append(output)
+    return merged
+
+
+def merge_streams(nb: nbformat.NotebookNode) -> None:
+    """:func:`merged_streams` for every code cell of ``nb``, in place (the stored notebook shows one block too)."""
     for cell in nb.cells:
-        if cell.cell_type != "code":
-            continue
-        merged: list = []
-        for output in cell.get("outputs", []):
-            previous = merged[-1] if merged else None
-            if (output.output_type == "stream" and previous is not None and previous.output_type == "stream"
-                    and previous.name == output.name):
-                previous.text = "".join(previous.text) + "".join(output.text)
-            else:
-                merged.append(output)
-        cell.outputs = merged
+        if cell.cell_type == "code":
+            cell.outputs = merged_streams(cell.get("outputs", []))
 
 
 def _show(log) -> None:

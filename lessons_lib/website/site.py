@@ -34,7 +34,6 @@ import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable
 from urllib.parse import quote, unquote, urlsplit
 
 import nbformat
@@ -42,7 +41,7 @@ import nbformat
 from lessons_lib.course.assignments import check_output_outside, find_exercises, strip_solutions
 from lessons_lib.course.fonts import cjk_characters, font_subset
 from lessons_lib.course.glossary import GLOSSARY_PATH, parse_glossary
-from lessons_lib.course.notebooks import METADATA_KEY, read_notebook
+from lessons_lib.course.notebooks import METADATA_KEY, merged_streams, read_notebook
 from lessons_lib.errors import CourseInputError, file_errors
 from lessons_lib.exercises.course_map import PREREQUISITES
 from lessons_lib.files import check_output_folder, folder_lock, record_written
@@ -492,23 +491,6 @@ def _output_html(output: nbformat.NotebookNode, images: _Images, alt: str) -> st
     if "text/plain" in data:
         return f'<pre class="output">{printed_text_html(_text(data["text/plain"]))}</pre>'
     return ""
-
-
-def merged_streams(outputs: Iterable[nbformat.NotebookNode]) -> list[nbformat.NotebookNode]:
-    """The outputs as JupyterLab shows them: consecutive stream outputs of one stream joined into one.
-
-    A cell's prints are stored as several stream outputs when the kernel flushed between them (a
-    table printed row by row); shown apart, one table would be drawn as two boxes.
-    """
-    merged: list[nbformat.NotebookNode] = []
-    for output in outputs:
-        last = merged[-1] if merged else None
-        if (output.get("output_type") == "stream" and last is not None and last.get("output_type") == "stream"
-                and last.get("name") == output.get("name")):
-            merged[-1] = nbformat.from_dict({**last, "text": _text(last.text) + _text(output.text)})
-        else:
-            merged.append(output)
-    return merged
 
 
 def _outputs_html(cell: nbformat.NotebookNode, images: _Images, alt: str) -> str:
