@@ -1,0 +1,5 @@
+"""Translation with the course's encoder–decoder (lesson 12 on).
+
+- :mod:`~lessons_lib.translation.pairs_folder` — the one format of a folder of translation pairs
+  (the course corpus and real parallel data alike), with optional gold trees.
+"""
