@@ -390,3 +390,45 @@ def batch_pair_position_buckets(
     part, position = _position_parts(kept, L)
     distance = (position[:, :, None] - position[:, None, :]).abs()  # meaningful within a sentence only
     return _mark_other_kinds(scheme.bucket(distance), part, scheme)
+
+
+def batch_sentence_distance_buckets(
+    sentences: Sequence[tuple[Sequence[str], Sequence[int]]],
+    scheme: BucketScheme = DEFAULT_SCHEME,
+    pad_to: int | None = None,
+) -> torch.Tensor:
+    """Bucket ids for a batch of single sentences, read character by character with no special
+    tokens (a translation model's source): the pair layout's within-sentence ids, and padding.
+
+    Args:
+        sentences: ``(words, heads)`` per sentence; heads 0-based, root = -1.
+        scheme: the bucket scheme.
+        pad_to: the batch length ``L``; default the longest sentence in characters.
+
+    Returns:
+        ``(B, L, L)`` long bucket ids, ``-1`` where either position is padding.
+    """
+    if len(sentences) == 0:
+        raise CourseInputError("`sentences` is empty")
+    heads, kept = [], []
+    for b, sentence in enumerate(sentences):
+        if len(sentence) != 2:
+            raise CourseInputError(f"`sentences`[{b}] must be (words, heads), got {len(sentence)} items")
+        words, sentence_heads = sentence
+        if len(words) != len(sentence_heads):
+            raise CourseInputError(f"`sentences`[{b}]: {len(words)} words but {len(sentence_heads)} heads")
+        heads.append(validate_heads(sentence_heads, name=f"`sentences`[{b}]"))
+        kept.append(char_word_index(words))
+    longest = max(len(index) for index in kept)
+    L = longest if pad_to is None else pad_to
+    if L < longest:
+        raise CourseInputError(f"`pad_to`={pad_to} is shorter than the longest sentence ({longest} characters)")
+    word_dist = batch_tree_distances(heads)  # (B, W, W)
+    word = torch.zeros((len(kept), L), dtype=torch.long)
+    real = torch.zeros((len(kept), L), dtype=torch.bool)
+    for b, index in enumerate(kept):
+        word[b, : len(index)] = torch.as_tensor(index, dtype=torch.long)
+        real[b, : len(index)] = True
+    within = word_dist[torch.arange(len(kept))[:, None, None], word[:, :, None], word[:, None, :]]
+    pairs_real = real[:, :, None] & real[:, None, :]
+    return torch.where(pairs_real, scheme.bucket(within), torch.tensor(PAD_BUCKET))

@@ -338,15 +338,17 @@ def smoothed_cross_entropy(logits: torch.Tensor, targets: torch.Tensor, pad_id: 
 
 
 def greedy_decode(model: EncoderDecoder, source_ids: torch.Tensor, source_key_mask: torch.Tensor, bos_id: int,
-                  eos_id: int, max_len: int, use_cache: bool = True) -> list[list[int]]:
+                  eos_id: int, max_len: int, use_cache: bool = True,
+                  attn_bias: list[torch.Tensor | None] | None = None) -> list[list[int]]:
     """The most probable next token at every step, for each source sentence, until ``eos_id``
     or ``max_len`` tokens (the returned ids exclude BOS and EOS).
 
     ``use_cache=False`` runs the whole decoder on the prefix at every step: slower, the same tokens.
+    ``attn_bias``: one ``(B, 1 or H, S, S)`` bias per encoder block (a syntax bias), as :meth:`EncoderDecoder.encode`.
     """
     check_int(max_len, "`max_len`")
     with torch.no_grad():
-        memory = model.encode(source_ids, source_key_mask)
+        memory = model.encode(source_ids, source_key_mask, attn_bias)
         batch = source_ids.shape[0]
         generated = torch.full((batch, 1), bos_id, dtype=torch.long, device=source_ids.device)
         finished = torch.zeros(batch, dtype=torch.bool, device=source_ids.device)
@@ -376,26 +378,30 @@ def _strip(tokens: list[int], eos_id: int) -> list[int]:
 
 def beam_search(model: EncoderDecoder, source_ids: torch.Tensor, source_key_mask: torch.Tensor, bos_id: int,
                 eos_id: int, max_len: int, beam_size: int = 4, length_alpha: float = 1.0,
-                use_cache: bool = True) -> list[list[int]]:
+                use_cache: bool = True, attn_bias: list[torch.Tensor | None] | None = None) -> list[list[int]]:
     """Keep the ``beam_size`` best prefixes of each sentence; return, per sentence, the finished
     hypothesis with the best length-normalised score ``log P / len^α`` (``len`` counts EOS).
 
     ``α = 0`` ranks by total log-probability (short hypotheses win); ``α = 1`` by the mean per
     token. With ``beam_size=1`` the search is :func:`greedy_decode`. A hypothesis that reaches
-    ``max_len`` tokens without EOS competes as it is.
+    ``max_len`` tokens without EOS competes as it is. ``attn_bias`` as in :func:`greedy_decode`.
     """
     check_int(beam_size, "`beam_size`")
     check_number(length_alpha, "`length_alpha`", minimum=0.0)
+    def rows_of(i: int) -> list[torch.Tensor | None] | None:
+        return None if attn_bias is None else [None if b is None else b[i:i + 1] for b in attn_bias]
+
     return [_beam_one(model, source_ids[i:i + 1], source_key_mask[i:i + 1], bos_id, eos_id, max_len, beam_size,
-                      length_alpha, use_cache) for i in range(source_ids.shape[0])]
+                      length_alpha, use_cache, rows_of(i)) for i in range(source_ids.shape[0])]
 
 
 def _beam_one(model: EncoderDecoder, source_ids: torch.Tensor, source_key_mask: torch.Tensor, bos_id: int,
-              eos_id: int, max_len: int, beam_size: int, alpha: float, use_cache: bool) -> list[int]:
+              eos_id: int, max_len: int, beam_size: int, alpha: float, use_cache: bool,
+              attn_bias: list[torch.Tensor | None] | None) -> list[int]:
     """:func:`beam_search` on one sentence (``(1, S)`` inputs)."""
     check_int(max_len, "`max_len`")
     with torch.no_grad():
-        memory = model.encode(source_ids, source_key_mask)
+        memory = model.encode(source_ids, source_key_mask, attn_bias)
         prefixes = torch.full((1, 1), bos_id, dtype=torch.long, device=source_ids.device)
         scores = torch.zeros(1, device=source_ids.device)  # total log-probability of each live prefix
         cache: DecoderCache | None = model.new_cache() if use_cache else None

@@ -1,0 +1,155 @@
+"""The translation package: tokens, source buckets, the biased translator and one short training run."""
+
+import pytest
+import torch
+
+from lessons_lib.errors import CourseInputError
+from lessons_lib.pairs.vocab import Vocabulary
+from lessons_lib.syntax.buckets import DEFAULT_SCHEME, PAD_BUCKET, batch_sentence_distance_buckets
+from lessons_lib.syntax.parser import Parse
+from lessons_lib.syntax.treebank import make_sentence, write_conllu
+from lessons_lib.transformer.decoder import EncoderDecoder
+from lessons_lib.translation.encoding import (BOS_ID, EOS_ID, PAD_ID, detokenize, encode_batch, english_tokens,
+                                              target_vocabulary)
+from lessons_lib.translation.model import build_translator
+from lessons_lib.translation.pairs_folder import TranslationPair, read_pairs_folder, write_pairs_file
+from lessons_lib.translation.training import TranslationTrainConfig, train_translator, translator_config
+from lessons_lib.translation.trees import gold_trees, random_trees, source_buckets
+
+# 关心 学生 的 老师 很 好 。 read as a relative clause: 关心→老师, 学生→关心, 的→关心, 老师→好, 很→好, 。→好
+WORDS = ("关心", "学生", "的", "老师", "很", "好", "。")
+HEADS = (3, 0, 0, 5, 5, -1, 5)
+
+
+def test_english_tokens_keep_inner_apostrophes_and_split_punctuation():
+    assert english_tokens("The student's teacher, isn't he?") == ["The", "student's", "teacher", ",", "isn't",
+                                                                  "he", "?"]
+    assert detokenize(["Caring", "about", "it", "."]) == "Caring about it ."
+
+
+def test_the_target_vocabulary_puts_frequent_tokens_first_after_the_specials():
+    vocab = target_vocabulary(["b a .", "a ."])
+    assert vocab.tokens[4:] == [".", "a", "b"]  # 2, 2, 1 occurrences; ties by token
+
+
+def test_sentence_buckets_give_tree_distances_between_characters_and_pad_with_minus_one():
+    buckets = batch_sentence_distance_buckets([(WORDS, HEADS), (("好",), (-1,))])
+    assert buckets.shape == (2, 10, 10)  # 关心学生的老师很好。 is 10 characters
+    first = buckets[0]
+    assert first[0, 1] == 0  # 关 and 心: the same word
+    assert first[0, 2] == 1  # 关心 – 学生: one arc
+    assert first[2, 4] == 2  # 学生 – 的: via 关心
+    assert first[0, 5] == 1  # 关心 – 老师: one arc (the relative clause)
+    assert torch.equal(buckets[1, 1:, :], torch.full((9, 10), PAD_BUCKET))
+    assert buckets[1, 0, 0] == 0
+
+
+def test_sentence_buckets_refuse_a_tree_that_does_not_fit_its_words():
+    with pytest.raises(CourseInputError, match=r"`sentences`\[0\]: 2 words but 1 heads"):
+        batch_sentence_distance_buckets([(("我", "好"), (-1,))])
+
+
+def _pairs():
+    return [TranslationPair("a", "关心学生的老师很好。", "The teacher who cares about the student is good .", "syntax"),
+            TranslationPair("b", "老师很好。", "The teacher is good .", "plain")]
+
+
+def test_a_batch_shifts_the_reference_by_one_for_teacher_forcing():
+    pairs = _pairs()
+    source_vocab = Vocabulary.build(p.source for p in pairs)
+    target_vocab = target_vocabulary([p.reference for p in pairs])
+    batch = encode_batch(pairs, [1, 0], source_vocab, target_vocab)
+    assert batch.indices == [1, 0]
+    assert batch.source_ids.shape == (2, 10)
+    assert batch.source_mask[0].sum() == 5 and batch.source_mask[1].all()
+    assert batch.target_in[:, 0].tolist() == [BOS_ID, BOS_ID]
+    length = len(english_tokens(pairs[1].reference))
+    assert batch.target_out[0, length] == EOS_ID and batch.target_out[0, length + 1:].eq(PAD_ID).all()
+    assert torch.equal(batch.target_in[0, 1:length + 1], batch.target_out[0, :length])
+
+
+def _trees():
+    return {"a": Parse("关心学生的老师很好。", WORDS, HEADS, ("acl", "obj", "mark", "nsubj", "advmod", "root", "punct")),
+            "b": Parse("老师很好。", ("老师", "很", "好", "。"), (2, 2, -1, 2), ("nsubj", "advmod", "root", "punct"))}
+
+
+def test_a_zero_learned_bias_leaves_the_translator_equal_to_the_plain_model():
+    pairs = _pairs()
+    source_vocab = Vocabulary.build(p.source for p in pairs)
+    target_vocab = target_vocabulary([p.reference for p in pairs])
+    config = translator_config(len(source_vocab))
+    buckets = source_buckets(pairs, [0, 1], _trees(), DEFAULT_SCHEME)
+    batch = encode_batch(pairs, [0, 1], source_vocab, target_vocab, buckets)
+    plain, learned = (build_translator(config, len(target_vocab), variant, seed=3).eval() for variant in ("none", "learned"))
+    torch.manual_seed(3)
+    reference = EncoderDecoder(config, target_vocab_size=len(target_vocab)).eval()
+    assert all(torch.equal(a, b) for a, b in zip(plain.transformer.state_dict().values(), reference.state_dict().values()))
+    assert torch.equal(plain(batch), learned(batch))
+    hard = build_translator(config, len(target_vocab), "hard_mask", seed=3).eval()
+    assert not torch.allclose(plain(batch), hard(batch))  # the mask closes far pairs from the start
+
+
+def test_a_biased_translator_refuses_buckets_that_miss_the_padding():
+    pairs = _pairs()
+    source_vocab = Vocabulary.build(p.source for p in pairs)
+    target_vocab = target_vocabulary([p.reference for p in pairs])
+    model = build_translator(translator_config(len(source_vocab)), len(target_vocab), "learned", seed=0)
+    wrong = torch.zeros(2, 10, 10, dtype=torch.long)
+    batch = encode_batch(pairs, [0, 1], source_vocab, target_vocab, wrong)
+    with pytest.raises(CourseInputError, match="do not line up"):
+        model(batch)
+    with pytest.raises(CourseInputError, match="need source buckets"):
+        model(encode_batch(pairs, [0, 1], source_vocab, target_vocab))
+
+
+def test_random_trees_keep_the_words_and_depend_only_on_the_seed():
+    trees = _trees()
+    first, again, other = random_trees(trees, 1), random_trees(dict(reversed(list(trees.items()))), 1), random_trees(trees, 2)
+    assert first == again
+    assert all(first[k].words == trees[k].words for k in trees)
+    assert first["a"].heads != trees["a"].heads or other["a"].heads != trees["a"].heads
+
+
+def _folder(tmp_path, n=24):
+    """A tiny folder: a phrase with two readings and a plain sentence, with gold trees."""
+    sentences, splits = [], {"train": [], "dev": [], "test": []}
+    for k in range(n):
+        split = "train" if k < n - 8 else ("dev" if k < n - 4 else "test")
+        reading = k % 2
+        words = WORDS
+        if reading == 0:
+            heads, rels = HEADS, ("acl", "obj", "mark", "nsubj", "advmod", "root", "punct")
+        else:  # 关心[学生的老师]: 关心 heads a subject clause of 好
+            heads, rels = (5, 3, 1, 0, 5, -1, 5), ("csubj", "nmod", "case", "obj", "advmod", "root", "punct")
+        reference = ("The teacher who cares about the student is good ." if reading == 0
+                     else "Caring about the student's teacher is good .")
+        pair_id = f"{split}{k}"
+        splits[split].append(TranslationPair(pair_id, "".join(words), reference, "syntax"))
+        sentences.append(make_sentence(pair_id, words, heads, rels))
+    for split, pairs in splits.items():
+        write_pairs_file(pairs, tmp_path / f"{split}.tsv")
+    write_conllu(sentences, tmp_path / "trees.conllu")
+    return read_pairs_folder(tmp_path)
+
+
+def test_gold_trees_name_a_pair_without_a_tree(tmp_path):
+    data = _folder(tmp_path)
+    with pytest.raises(CourseInputError, match=r"trees\.conllu: no tree with sent_id 'x'"):
+        gold_trees(data, [TranslationPair("x", "好。", "Good .")])
+
+
+def test_a_short_run_is_deterministic_and_scores_every_group(tmp_path):
+    data = _folder(tmp_path)
+    trees = gold_trees(data, [*data.train, *data.dev, *data.test])
+    config = TranslationTrainConfig(epochs=2, batch_size=8)
+    runs = [train_translator(data.train, data.dev, data.test, "learned", 5, trees, "gold", config)[0] for _ in range(2)]
+    first, second = runs
+    assert [h["epoch"] for h in first.history] == [1, 2]
+    assert 1 <= first.best_epoch <= 2
+    assert len(first.hypotheses) == len(data.test) == len(first.statistics)
+    assert set(first.scores) == {"syntax", "all"}
+    assert first.hypotheses == second.hypotheses and first.history == second.history
+    with pytest.raises(CourseInputError, match="needs trees"):
+        train_translator(data.train, data.dev, data.test, "learned", 5, None, "gold", config)
+    with pytest.raises(CourseInputError, match="reads position buckets"):
+        train_translator(data.train, data.dev, data.test, "relative_position", 5, trees, "gold", config)
