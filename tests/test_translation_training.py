@@ -7,18 +7,17 @@ from lessons_lib.errors import CourseInputError
 from lessons_lib.pairs.vocab import Vocabulary
 from lessons_lib.syntax.buckets import DEFAULT_SCHEME, PAD_BUCKET, batch_sentence_distance_buckets
 from lessons_lib.syntax.parser import Parse
-from lessons_lib.syntax.treebank import make_sentence, write_conllu
 from lessons_lib.transformer.decoder import EncoderDecoder
 from lessons_lib.translation.encoding import (BOS_ID, EOS_ID, PAD_ID, detokenize, encode_batch, english_tokens,
                                               target_vocabulary)
 from lessons_lib.translation.model import build_translator
-from lessons_lib.translation.pairs_folder import TranslationPair, read_pairs_folder, write_pairs_file
-from lessons_lib.translation.training import TranslationTrainConfig, train_translator, translator_config
+from lessons_lib.translation.pairs_folder import TranslationPair
+from lessons_lib.translation.config import TranslationTrainConfig
+from lessons_lib.translation.training import train_translator, translator_config
 from lessons_lib.translation.trees import gold_trees, random_trees, source_buckets
+from translation_folders import RELATIVE_CLAUSE, WORDS, write_tiny_folder
 
-# 关心 学生 的 老师 很 好 。 read as a relative clause: 关心→老师, 学生→关心, 的→关心, 老师→好, 很→好, 。→好
-WORDS = ("关心", "学生", "的", "老师", "很", "好", "。")
-HEADS = (3, 0, 0, 5, 5, -1, 5)
+HEADS = RELATIVE_CLAUSE[0]
 
 
 def test_english_tokens_keep_inner_apostrophes_and_split_punctuation():
@@ -110,36 +109,14 @@ def test_random_trees_keep_the_words_and_depend_only_on_the_seed():
     assert first["a"].heads != trees["a"].heads or other["a"].heads != trees["a"].heads
 
 
-def _folder(tmp_path, n=24):
-    """A tiny folder: a phrase with two readings and a plain sentence, with gold trees."""
-    sentences, splits = [], {"train": [], "dev": [], "test": []}
-    for k in range(n):
-        split = "train" if k < n - 8 else ("dev" if k < n - 4 else "test")
-        reading = k % 2
-        words = WORDS
-        if reading == 0:
-            heads, rels = HEADS, ("acl", "obj", "mark", "nsubj", "advmod", "root", "punct")
-        else:  # 关心[学生的老师]: 关心 heads a subject clause of 好
-            heads, rels = (5, 3, 1, 0, 5, -1, 5), ("csubj", "nmod", "case", "obj", "advmod", "root", "punct")
-        reference = ("The teacher who cares about the student is good ." if reading == 0
-                     else "Caring about the student's teacher is good .")
-        pair_id = f"{split}{k}"
-        splits[split].append(TranslationPair(pair_id, "".join(words), reference, "syntax"))
-        sentences.append(make_sentence(pair_id, words, heads, rels))
-    for split, pairs in splits.items():
-        write_pairs_file(pairs, tmp_path / f"{split}.tsv")
-    write_conllu(sentences, tmp_path / "trees.conllu")
-    return read_pairs_folder(tmp_path)
-
-
 def test_gold_trees_name_a_pair_without_a_tree(tmp_path):
-    data = _folder(tmp_path)
+    data = write_tiny_folder(tmp_path)
     with pytest.raises(CourseInputError, match=r"trees\.conllu: no tree with sent_id 'x'"):
         gold_trees(data, [TranslationPair("x", "好。", "Good .")])
 
 
 def test_a_short_run_is_deterministic_and_scores_every_group(tmp_path):
-    data = _folder(tmp_path)
+    data = write_tiny_folder(tmp_path)
     trees = gold_trees(data, [*data.train, *data.dev, *data.test])
     config = TranslationTrainConfig(epochs=2, batch_size=8)
     runs = [train_translator(data.train, data.dev, data.test, "learned", 5, trees, "gold", config)[0] for _ in range(2)]

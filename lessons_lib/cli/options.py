@@ -184,3 +184,19 @@ def syntax_model_overrides(args: argparse.Namespace) -> dict[str, Any]:
 
 def _default(spec: Field) -> str:
     return "none" if spec.default is MISSING else repr(spec.default)
+
+
+def add_config_arguments(parser: argparse.ArgumentParser, cls: type, title: str) -> None:
+    """A flag for every field of the dataclass ``cls``, documented by its docstring, default ``None`` (not set)."""
+    group = parser.add_argument_group(title)
+    docs = attribute_docs(cls)
+    for spec in fields(cls):
+        _add_field(group, spec, f"{docs.get(spec.name, '')} (default {_default(spec)})".lstrip())
+
+
+def config_from_arguments(args: argparse.Namespace, cls: type) -> Any:
+    """``cls`` built from the flags :func:`add_config_arguments` added (unset flags keep the defaults);
+    an invalid value is reported with its flag's name."""
+    chosen = {spec.name: getattr(args, spec.name) for spec in fields(cls) if getattr(args, spec.name) is not None}
+    with flag_names(chosen):
+        return cls(**chosen)

@@ -1,8 +1,7 @@
 """Training a translator and reading its translations: teacher forcing with label smoothing,
 AdamW with warm-up, the dev-chosen epoch, and BLEU/chrF per group of test sentences.
 
-- :class:`TranslationTrainConfig` — the knobs of one run.
-- :func:`translator_config` — the small encoder–decoder the course trains on CPU.
+- :func:`translator_config` — the encoder–decoder of :class:`~lessons_lib.translation.config.TranslatorSizes`.
 - :func:`train_translator` — one run: train, choose the epoch by dev BLEU (greedy), translate test.
 - :func:`translate_pairs` — the hypotheses of a trained translator for a list of pairs.
 - :class:`TranslationRun` — what a run leaves: its history, the chosen epoch, the test
@@ -14,7 +13,7 @@ from __future__ import annotations
 import copy
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping, Sequence
+from typing import Callable, Mapping, Sequence
 
 import torch
 
@@ -28,58 +27,22 @@ from lessons_lib.syntax.parser import Parse
 from lessons_lib.syntax_bias.registry import variant as registry_variant
 from lessons_lib.training.trainer import parameter_groups
 from lessons_lib.transformer.config import EncoderConfig
+from lessons_lib.translation.config import TranslationTrainConfig, TranslatorSizes
 from lessons_lib.translation.encoding import TranslationBatch, detokenize, encode_batch, target_vocabulary
 from lessons_lib.translation.model import SyntaxBiasedTranslator, build_translator
 from lessons_lib.translation.pairs_folder import TranslationPair
 from lessons_lib.translation.trees import source_buckets
-from lessons_lib.validation import check_int, check_number
 
-__all__ = ["TranslationTrainConfig", "translator_config", "TranslationRun", "train_translator", "translate_pairs",
+__all__ = ["translator_config", "TranslationRun", "train_translator", "translate_pairs",
            "group_scores"]
 
 
-@dataclass(frozen=True)
-class TranslationTrainConfig:
-    """One run's training knobs.
-
-    Attributes:
-        epochs: passes over the training pairs; the epoch with the best dev BLEU is kept.
-        batch_size: pairs per step (batches of similar source length, shuffled per epoch).
-        lr: AdamW's peak learning rate, reached after ``warmup_ratio`` of the steps, then constant.
-        warmup_ratio: the share of all steps spent warming up linearly.
-        weight_decay: on weight matrices and embeddings only (never on a bias table).
-        label_smoothing: ε of the smoothed cross-entropy.
-        clip_norm: gradients are clipped to this global norm.
-        max_target_len: the most tokens a translation may have.
-        test_beam: 1 = greedy decoding of test, else the beam size (dev is always greedy).
-    """
-
-    epochs: int = 20
-    batch_size: int = 64
-    lr: float = 1e-3
-    warmup_ratio: float = 0.1
-    weight_decay: float = 0.01
-    label_smoothing: float = 0.1
-    clip_norm: float = 1.0
-    max_target_len: int = 32
-    test_beam: int = 1
-
-    def __post_init__(self) -> None:
-        for name in ("epochs", "batch_size", "max_target_len", "test_beam"):
-            check_int(getattr(self, name), f"`{name}`")
-        check_number(self.lr, "`lr`", minimum=0.0, strict_minimum=True)
-        check_number(self.warmup_ratio, "`warmup_ratio`", minimum=0.0, maximum=1.0)
-        check_number(self.weight_decay, "`weight_decay`", minimum=0.0)
-        check_number(self.label_smoothing, "`label_smoothing`", minimum=0.0, maximum=1.0)
-        check_number(self.clip_norm, "`clip_norm`", minimum=0.0, strict_minimum=True)
-
-
-def translator_config(source_vocab_size: int, d_model: int = 64, n_heads: int = 4, n_layers: int = 2,
-                      d_ff: int = 128, dropout: float = 0.1) -> EncoderConfig:
-    """The small Pre-LN encoder–decoder of the course's translation runs (ReLU, as in the 2017 paper)."""
-    return EncoderConfig(vocab_size=source_vocab_size, d_model=d_model, n_heads=n_heads, n_layers=n_layers,
-                         d_ff=d_ff, dropout=dropout, max_positions=128, n_segments=1, norm_first=True,
-                         activation="relu")
+def translator_config(source_vocab_size: int, sizes: TranslatorSizes | None = None) -> EncoderConfig:
+    """The Pre-LN encoder–decoder of the course's translation runs (ReLU, as in the 2017 paper)."""
+    sizes = sizes or TranslatorSizes()
+    return EncoderConfig(vocab_size=source_vocab_size, d_model=sizes.d_model, n_heads=sizes.n_heads,
+                         n_layers=sizes.n_layers, d_ff=sizes.d_ff, dropout=sizes.dropout, max_positions=128,
+                         n_segments=1, norm_first=True, activation="relu")
 
 
 @dataclass
@@ -89,7 +52,7 @@ class TranslationRun:
     Attributes:
         variant, trees, seed: which arm and seed.
         history: per epoch ``{"epoch", "train_loss", "dev_bleu"}``.
-        best_epoch: the epoch kept (best dev BLEU; the earliest on a tie).
+        best_epoch: the epoch kept (per the config's ``epoch_choice``).
         hypotheses: the test translations, in the order of the test pairs.
         statistics: each test sentence's BLEU statistics (for bootstraps over test sentences).
         scores: corpus scores per test group, and ``"all"``.
@@ -144,8 +107,8 @@ def group_scores(pairs: Sequence[TranslationPair], hypotheses: Sequence[str]) ->
 def train_translator(train: Sequence[TranslationPair], dev: Sequence[TranslationPair],
                      test: Sequence[TranslationPair], variant: str, seed: int,
                      trees: Mapping[str, Parse] | None = None, tree_source: str = "none",
-                     config: TranslationTrainConfig = TranslationTrainConfig(),
-                     model_sizes: Mapping[str, Any] | None = None, bias_options: object = None,
+                     config: TranslationTrainConfig | None = None,
+                     sizes: TranslatorSizes | None = None, bias_options: object = None,
                      scheme: BucketScheme = DEFAULT_SCHEME,
                      log: Callable[[str], None] | None = None) -> tuple[TranslationRun, SyntaxBiasedTranslator]:
     """Train one translator and translate ``test`` with the dev-chosen epoch.
@@ -157,9 +120,11 @@ def train_translator(train: Sequence[TranslationPair], dev: Sequence[Translation
         seed: draws the weights, dropout and batch order.
         trees: a tree per pair id of all three splits (needed unless ``variant`` is ``"none"``).
         tree_source: a label of where the trees came from, for the record.
-        model_sizes: keyword arguments of :func:`translator_config`.
+        config: the training knobs (default :class:`TranslationTrainConfig`'s).
+        sizes: the model's sizes (:func:`translator_config`).
         bias_options: the variant's options (``None``: its defaults).
     """
+    config = config or TranslationTrainConfig()
     entry = registry_variant(variant)
     if entry.buckets not in (None, "tree"):
         raise CourseInputError(f"variant {variant!r} reads {entry.buckets} buckets; a translator reads tree buckets")
@@ -168,7 +133,7 @@ def train_translator(train: Sequence[TranslationPair], dev: Sequence[Translation
         raise CourseInputError(f"variant {variant!r} needs trees")
     started = time.perf_counter()
     vocabs = (Vocabulary.build(pair.source for pair in train), target_vocabulary([pair.reference for pair in train]))
-    model = build_translator(translator_config(len(vocabs[0]), **(model_sizes or {})), len(vocabs[1]), variant,
+    model = build_translator(translator_config(len(vocabs[0]), sizes), len(vocabs[1]), variant,
                              seed, scheme, bias_options)
     optimizer = torch.optim.AdamW(parameter_groups(model, config.weight_decay, config.lr), lr=config.lr, fused=True)
     steps_per_epoch = -(-len(train) // config.batch_size)
@@ -193,7 +158,7 @@ def train_translator(train: Sequence[TranslationPair], dev: Sequence[Translation
         run.history.append({"epoch": epoch, "train_loss": total / tokens, "dev_bleu": dev_bleu})
         if log is not None:
             log(f"epoch {epoch}: train loss {total / tokens:.4f}, dev BLEU {dev_bleu:.2f}")
-        if dev_bleu > best_bleu:
+        if dev_bleu > best_bleu or config.epoch_choice == "last":
             best_bleu, best_state, run.best_epoch = dev_bleu, copy.deepcopy(model.state_dict()), epoch
     model.load_state_dict(best_state)
     run.hypotheses = translate_pairs(model, test, vocabs, trees, config.max_target_len, config.test_beam, scheme)

@@ -1,0 +1,135 @@
+"""``lessons translate``: train translators on a folder of translation pairs, one results file per run.
+
+The folder is the course corpus (``--data-dir`` left out: the shipped ``data/translation_corpus``)
+or real pairs in the same format. Each (fraction, variant, trees, seed) is one run and one JSON
+file in ``--out-dir``; a finished file is kept and its run skipped, so an interrupted command
+resumes when started again. The variants come from the syntax-bias registry (those reading tree
+buckets); the training and model flags from :mod:`lessons_lib.translation.config`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from lessons_lib.cli.options import (add_bias_arguments, add_config_arguments, add_force_argument, bias_overrides,
+                                     config_from_arguments)
+from lessons_lib.paths import DATA_DIR
+from lessons_lib.syntax_bias.registry import VARIANTS
+from lessons_lib.translation.config import TranslationTrainConfig, TranslatorSizes
+
+TRANSLATION_CORPUS_DIR = DATA_DIR / "translation_corpus"
+TREE_VARIANTS = sorted(name for name, entry in VARIANTS.items() if entry.buckets in (None, "tree"))
+TREE_CHOICES = ("gold", "parser", "random")
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser("translate", help="train translators (variants × trees × seeds × fractions), "
+                                                "one results file per run", description=__doc__.splitlines()[0])
+    p.add_argument("--data-dir", type=Path, default=None,
+                   help="a folder of translation pairs (train/dev/test.tsv, optional trees.conllu); "
+                        "default: the course corpus")
+    p.add_argument("--out-dir", type=Path, required=True, help="where the results files go")
+    add_force_argument(p, "--out-dir")
+    p.add_argument("--variants", nargs="+", choices=TREE_VARIANTS, default=["none", "learned", "hard_mask"],
+                   help="the arms (default: none learned hard_mask)")
+    p.add_argument("--trees", choices=TREE_CHOICES, default="gold",
+                   help="where the biased arms' trees come from: the folder's gold trees, the course parser, or "
+                        "random trees over the gold (else the parser's) words (default gold)")
+    p.add_argument("--seeds", nargs="+", type=int, default=[0], help="one run per seed (default 0)")
+    p.add_argument("--fractions", nargs="+", type=float, default=[1.0],
+                   help="shares of the training split; each seed draws its own subset (default 1.0)")
+    p.add_argument("--numbers-only", action="store_true",
+                   help="store each test sentence's statistics but not its translation (for data that may not be "
+                        "redistributed)")
+    p.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's choice)")
+    add_config_arguments(p, TranslationTrainConfig, "training")
+    add_config_arguments(p, TranslatorSizes, "model sizes")
+    add_bias_arguments(p)
+    p.set_defaults(handler=run_translate_command)
+
+
+def _trees_for(args: argparse.Namespace, data, pairs, seed: int):
+    """Gold, parser or random trees for every pair, per the flags."""
+    from lessons_lib.translation.trees import gold_trees, parser_trees, random_trees
+
+    if args.trees == "parser":
+        from lessons_lib.syntax.parser import load_parser
+
+        return parser_trees(load_parser(), pairs)
+    if args.trees == "gold" or data.trees_path is not None:
+        gold = gold_trees(data, pairs)
+        return gold if args.trees == "gold" else random_trees(gold, seed)
+    from lessons_lib.syntax.parser import load_parser
+
+    return random_trees(parser_trees(load_parser(), pairs), seed)
+
+
+IDENTITY_KEYS = ("data", "train_config", "sizes", "bias_options")
+
+
+def _check_same_run(path: Path, context: dict) -> None:
+    """A results file kept on resuming must come from the same data and knobs as this command's runs."""
+    from lessons_lib.errors import CourseInputError
+    from lessons_lib.translation.results import load_results
+
+    record = load_results(path)
+    differing = [key for key in IDENTITY_KEYS if record.get(key) != context[key]]
+    if differing:
+        raise CourseInputError(f"{path}: made with other {', '.join(differing)} than this command's runs; choose "
+                               "another --out-dir, or add --force to replace it")
+
+
+def run_translate_command(args: argparse.Namespace) -> int:
+    from lessons_lib.errors import CourseInputError
+    from lessons_lib.files import check_output_folder, record_written
+    from lessons_lib.provenance import run_provenance
+    from lessons_lib.syntax_bias.registry import check_bias_options, options_for
+    from lessons_lib.training.runs import shown_command
+    from lessons_lib.translation.pairs_folder import pairs_sha256, read_pairs_folder
+    from lessons_lib.translation.results import RESULTS_KIND, results_name, results_record, training_subset
+    from lessons_lib.translation.training import train_translator
+
+    import json
+
+    import torch
+
+    train_config = config_from_arguments(args, TranslationTrainConfig)
+    sizes = config_from_arguments(args, TranslatorSizes)
+    bias = check_bias_options(bias_overrides(args))
+    for fraction in args.fractions:
+        if not 0.0 < fraction <= 1.0:
+            raise CourseInputError(f"--fractions: {fraction:g} is not in (0, 1]")
+    if args.threads is not None:
+        if args.threads < 1:
+            raise CourseInputError(f"--threads must be at least 1, got {args.threads}")
+        torch.set_num_threads(args.threads)
+    data_dir = args.data_dir if args.data_dir is not None else TRANSLATION_CORPUS_DIR
+    data = read_pairs_folder(data_dir)
+    if Path(data_dir).resolve() in [args.out_dir.resolve(), *args.out_dir.resolve().parents]:
+        raise CourseInputError(f"--out-dir {args.out_dir} is inside the data folder {data_dir}: choose a folder outside it")
+    runs = [(fraction, variant, seed) for fraction in args.fractions for variant in args.variants for seed in args.seeds]
+    names = [results_name(f, v, args.trees if v != "none" else "none", s) for f, v, s in runs]
+    check_output_folder(args.out_dir, "--out-dir", names, kind=RESULTS_KIND, force=args.force)
+    args.out_dir.mkdir(parents=True, exist_ok=True)
+    everything = [*data.train, *data.dev, *data.test]
+    context = {"command": shown_command(sys.argv), "data": {"folder": Path(data_dir).name,
+                                                             **{s: pairs_sha256(data.split(s)) for s in ("train", "dev", "test")}},
+               "train_config": vars(train_config), "sizes": vars(sizes), "bias_options": bias,
+               "provenance": run_provenance("cpu")}
+    for (fraction, variant, seed), name in zip(runs, names):
+        path = args.out_dir / name
+        if path.exists() and not args.force:
+            _check_same_run(path, context)
+            print(f"{name}: already there, kept")
+            continue
+        trees = None if variant == "none" else _trees_for(args, data, everything, seed)
+        train = training_subset(data.train, fraction, seed)
+        run, _ = train_translator(train, data.dev, data.test, variant, seed, trees, args.trees, train_config, sizes,
+                                  options_for(variant, bias))
+        record = results_record(run, data.test, fraction, {**context, "train_pairs": len(train)}, args.numbers_only)
+        record_written(path, json.dumps(record, ensure_ascii=False, indent=1) + "\n", kind=RESULTS_KIND)
+        scores = ", ".join(f"{group} {score.bleu:.2f}" for group, score in run.scores.items())
+        print(f"{name}: BLEU {scores} (epoch {run.best_epoch}, {run.seconds:.0f} s)")
+    return 0
