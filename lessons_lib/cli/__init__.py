@@ -30,6 +30,7 @@ COMMAND_MODULES = (
     "lessons_lib.cli.env_commands",
     "lessons_lib.cli.lcqmc_commands",
     "lessons_lib.cli.data_commands",
+    "lessons_lib.cli.translation_commands",
     "lessons_lib.cli.syntax_commands",
     "lessons_lib.cli.assignment_commands",
     "lessons_lib.cli.experiment_commands",
@@ -40,7 +41,8 @@ COMMAND_MODULES = (
 AUDIENCES = {
     "for learners": ("workspace", "check-env", "execute"),
     "for teachers": ("student", "grade", "nbgrader-course", "site"),
-    "to measure and read results": ("train", "compare", "baseline", "data-stats", "experiment", "grid", "study"),
+    "to measure and read results": ("train", "compare", "baseline", "data-stats", "tatoeba-split", "experiment", "grid",
+                                    "study"),
     "for maintainers (the course's own data and parser)": ("build-sample", "build-treebank", "train-parser",
                                                             "preparse"),
 }

@@ -2,4 +2,7 @@
 
 - :mod:`~lessons_lib.translation.pairs_folder` — the one format of a folder of translation pairs
   (the course corpus and real parallel data alike), with optional gold trees.
+- :mod:`~lessons_lib.translation.tatoeba` — Tatoeba's Chinese–English pairs, read from outside the
+  repository (checked by SHA-256, converted to simplified characters) and split with no sentence in
+  two splits (``lessons tatoeba-split``).
 """
