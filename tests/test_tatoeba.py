@@ -235,6 +235,16 @@ def test_the_folder_is_the_pairs_format_and_its_numbers(tmp_path):
     assert not [p for p in (tmp_path / "out").iterdir() if p.name.startswith(".tatoeba-")]  # the scratch folder went
 
 
+def test_a_path_inside_the_repository_is_refused_even_through_a_link(tmp_path):
+    from lessons_lib.validation import check_outside_repository
+
+    assert check_outside_repository(tmp_path / "split", "--out-dir") == tmp_path / "split"
+    (tmp_path / "link").symlink_to(REPO_ROOT / "data", target_is_directory=True)
+    for path in (REPO_ROOT, REPO_ROOT / "results" / "split", tmp_path / "link" / "split"):
+        with pytest.raises(CourseInputError, match=r"^--out-dir .* is inside the course's repository"):
+            check_outside_repository(path, "--out-dir")
+
+
 # --- the command
 
 
