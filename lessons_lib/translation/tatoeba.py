@@ -1,7 +1,6 @@
 """The Tatoeba Chinese–English pairs (``cmn.txt``), read from outside the repository and split into a pairs folder.
 
-The file is Tatoeba's export as published with Anki-style sentence pairs: one pair a line,
-``English<TAB>Chinese<TAB>attribution``, the attribution naming both sentences' ids
+The file holds one pair a line, ``English<TAB>Chinese<TAB>attribution``, the attribution naming both sentences' ids
 (``CC-BY 2.0 (France) Attribution: tatoeba.org #<english id> (<user>) & #<chinese id> (<user>)``).
 The sentences are Tatoeba's (CC BY 2.0 FR): like the real LCQMC, the file is read where the
 user keeps it (``--source`` or ``$TATOEBA_FILE``), checked by its SHA-256 (:data:`TATOEBA_SHA256`),
