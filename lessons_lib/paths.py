@@ -21,3 +21,6 @@ LCQMC_ENV_VAR = "LCQMC_DIR"
 PARSER_MODEL_DIR = DATA_DIR / "parser" / "zh_course_parser"
 # A smaller, faster configuration of it (narrower, shallower; see data/parser/README.md).
 SMALL_PARSER_MODEL_DIR = DATA_DIR / "parser" / "zh_course_parser_small"
+
+# Environment variable naming the Tatoeba Chinese–English file (cmn.txt), kept outside the repository.
+TATOEBA_ENV_VAR = "TATOEBA_FILE"

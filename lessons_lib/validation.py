@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, TypeVar
 
 from lessons_lib.errors import CourseInputError, file_errors
+from lessons_lib.paths import REPO_ROOT
 
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
@@ -22,7 +23,7 @@ Record = TypeVar("Record", bound="DataclassInstance")
 
 __all__ = [
     "check_int", "check_number", "check_probability", "check_choice", "strict_from_dict",
-    "check_not_a_file", "check_not_a_folder", "check_output_dir", "check_input_dir",
+    "check_not_a_file", "check_not_a_folder", "check_output_dir", "check_input_dir", "check_outside_repository",
     "check_tensor", "check_mask", "check_bias", "check_divisible", "check_lengths",
     "check_attention_inputs", "check_scores_and_values",
 ]
@@ -115,6 +116,20 @@ def check_input_dir(path: Any, name: str) -> Path:
     path = Path(path)
     if not path.is_dir():
         raise CourseInputError(f"{name} {path} is not a folder" + ("" if path.exists() else " (it does not exist)"))
+    return path
+
+
+def check_outside_repository(path: Any, name: str, what: str = "data that is not the course's") -> Path:
+    """``path`` if it lies outside the course's repository (symbolic links followed); else one line naming it.
+
+    For third parties' data (and anything holding their text), which may be read and written
+    only where the user keeps it, never inside the checkout that git tracks.
+    """
+    path = Path(path)
+    resolved, repository = path.expanduser().resolve(), REPO_ROOT.resolve()
+    if resolved == repository or repository in resolved.parents:
+        raise CourseInputError(f"{name} {path} is inside the course's repository ({repository}): {what} "
+                               "may not be kept there; choose a path outside it")
     return path
 
 

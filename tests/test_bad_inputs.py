@@ -25,7 +25,7 @@ import torch
 from nbformat.v4 import new_code_cell, new_notebook
 
 from lessons_lib.cli import main
-from lessons_lib.paths import LCQMC_ENV_VAR, LCQMC_SAMPLE_DIR, NOTEBOOKS_DIR
+from lessons_lib.paths import LCQMC_ENV_VAR, LCQMC_SAMPLE_DIR, NOTEBOOKS_DIR, TATOEBA_ENV_VAR
 
 TINY = ["--limit-train", "24", "--d-model", "16", "--d-ff", "16", "--n-heads", "2", "--epochs", "1", "--no-progress"]
 FAST_LESSON = NOTEBOOKS_DIR / "01_dot_product_attention.ipynb"
@@ -277,6 +277,24 @@ CASES: list[tuple[str, list[str], str]] = [
      "{one_group_txt}: no question can start a pair of label 1 and kind"),
     ("build-sample-out-is-a-file", ["build-sample", "--out-dir", "{afile}"], "--out-dir {afile} is a file"),
     ("build-sample-seed-negative", ["build-sample", "--seed", "-3", "--out-dir", "{root}/o"], "--seed must be a non-negative int"),
+    # --- tatoeba-split (the options and the output folder are checked before the file is read)
+    ("tatoeba-split-no-source", ["tatoeba-split", "--out-dir", "{root}/o"], "no Tatoeba file: give --source PATH or set"),
+    ("tatoeba-split-source-missing", ["tatoeba-split", "--source", "{root}/none.txt", "--out-dir", "{root}/o"],
+     "{root}/none.txt: not a file (it does not exist)"),
+    ("tatoeba-split-other-file", ["tatoeba-split", "--source", "{afile}", "--out-dir", "{root}/o"],
+     "{afile}: SHA-256 "),
+    ("tatoeba-split-out-is-a-file", ["tatoeba-split", "--source", "{afile}", "--out-dir", "{afile}"],
+     "--out-dir {afile} is a file"),
+    ("tatoeba-split-over-other-data", ["tatoeba-split", "--source", "{afile}", "--out-dir", "{tiny_data}"],
+     "--out-dir {tiny_data} holds files that are not a split of `lessons tatoeba-split`"),
+    ("tatoeba-split-seed-negative", ["tatoeba-split", "--source", "{afile}", "--out-dir", "{root}/o", "--seed", "-2"],
+     "--seed must be a non-negative int"),
+    # --- translate
+    ("translate-fraction-0", ["translate", "--data-dir", "{tiny_data}", "--out-dir", "{root}/o", "--fractions", "0"],
+     "--fractions: 0 is not in (0, 1]"),
+    ("translate-lr-negative", ["translate", "--out-dir", "{root}/o", "--lr", "-1"], "--lr must be > 0.0"),
+    ("translate-not-a-pairs-folder", ["translate", "--data-dir", "{tiny_data}", "--out-dir", "{root}/o"],
+     "{tiny_data}/train.tsv"),
     # --- execute
     ("execute-missing", ["execute", "{root}/none.ipynb"], "not a notebook or a folder of notebooks: {root}/none.ipynb"),
     ("execute-invalid-json", ["execute", "{bad_ipynb}", "--output-dir", "{root}/o"], "{bad_ipynb}: not a notebook"),
@@ -442,6 +460,7 @@ def prepared(tmp_path_factory) -> dict[str, str]:
 @pytest.fixture(autouse=True)
 def _no_lcqmc_variable(monkeypatch):
     monkeypatch.delenv(LCQMC_ENV_VAR, raising=False)
+    monkeypatch.delenv(TATOEBA_ENV_VAR, raising=False)
 
 
 def _fill(argv: list[str], paths: dict[str, str]) -> list[str]:
@@ -458,7 +477,7 @@ def test_bad_input_is_one_error_line_naming_the_culprit(prepared, cli, argv, exp
     assert expected.format(**prepared) in err, err
     error_lines = [line for line in err.splitlines() if "error: " in line]
     assert len(error_lines) == 1 and err.rstrip().splitlines()[-1] == error_lines[0], err
-    if argv and argv[0] in ("train", "experiment", "build-sample"):
+    if argv and argv[0] in ("train", "experiment", "build-sample", "tatoeba-split"):
         assert not out.exists(), "a bad option or bad data must stop the command before it creates its output"
     assert not (Path(prepared["root"]) / "payload-ran").exists()
 

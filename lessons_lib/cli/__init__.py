@@ -30,11 +30,11 @@ COMMAND_MODULES = (
     "lessons_lib.cli.env_commands",
     "lessons_lib.cli.lcqmc_commands",
     "lessons_lib.cli.data_commands",
+    "lessons_lib.cli.translation_commands",
     "lessons_lib.cli.syntax_commands",
     "lessons_lib.cli.assignment_commands",
     "lessons_lib.cli.experiment_commands",
     "lessons_lib.cli.study_commands",
-    "lessons_lib.cli.translation_commands",
 )
 
 # Who each command is for: `lessons --help` lists the commands under these headings, in this order.
@@ -42,7 +42,7 @@ AUDIENCES = {
     "for learners": ("workspace", "check-env", "execute"),
     "for teachers": ("student", "grade", "nbgrader-course", "site"),
     "to measure and read results": ("train", "compare", "baseline", "data-stats", "experiment", "grid", "study",
-                                     "translate"),
+                                    "tatoeba-split", "translate"),
     "for maintainers (the course's own data and parser)": ("build-sample", "build-treebank", "train-parser",
                                                             "preparse"),
 }

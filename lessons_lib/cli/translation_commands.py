@@ -1,21 +1,33 @@
-"""``lessons translate``: train translators on a folder of translation pairs, one results file per run.
+"""The translation commands: ``lessons tatoeba-split`` (real pairs, prepared outside the repository)
+and ``lessons translate`` (training translators on a folder of pairs).
 
-The folder is the course corpus (``--data-dir`` left out: the shipped ``data/translation_corpus``)
-or real pairs in the same format. Each (fraction, variant, trees, seed) is one run and one JSON
-file in ``--out-dir``; a finished file is kept and its run skipped, so an interrupted command
-resumes when started again. The variants come from the syntax-bias registry (those reading tree
-buckets); the training and model flags from :mod:`lessons_lib.translation.config`.
+``lessons tatoeba-split --source /path/to/cmn.txt --out-dir /path/outside/the/repo`` reads the
+file (or the one ``$TATOEBA_FILE`` names), checks its SHA-256, converts the Chinese to
+simplified characters and writes train/dev/test.tsv in the format of
+:mod:`lessons_lib.translation.pairs_folder`, no sentence in two splits
+(:mod:`lessons_lib.translation.tatoeba`). Both paths must lie outside the course's repository:
+the sentences are Tatoeba's, and only numbers about them are ever committed. It prints what it
+read, left out, converted and wrote (counts only, never a sentence).
+
+``lessons translate`` trains on the course corpus (``--data-dir`` left out: the shipped
+``data/translation_corpus``) or real pairs in the same format. Each (fraction, variant, trees,
+seed) is one run and one JSON file in ``--out-dir``; a finished file of the same data and knobs
+is kept and its run skipped, so an interrupted command resumes when started again. The variants
+come from the syntax-bias registry (those reading tree buckets); the training and model flags
+from :mod:`lessons_lib.translation.config`.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
 from lessons_lib.cli.options import (add_bias_arguments, add_config_arguments, add_force_argument, bias_overrides,
                                      config_from_arguments)
-from lessons_lib.paths import DATA_DIR
+from lessons_lib.errors import CourseInputError
+from lessons_lib.paths import DATA_DIR, TATOEBA_ENV_VAR
 from lessons_lib.syntax_bias.registry import VARIANTS
 from lessons_lib.translation.config import TranslationTrainConfig, TranslatorSizes
 
@@ -25,6 +37,68 @@ TREE_CHOICES = ("gold", "parser", "random")
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser("tatoeba-split", help="Tatoeba's Chinese–English pairs (cmn.txt, checked by SHA-256) "
+                                                    "as train/dev/test pairs files, no sentence in two splits")
+    p.add_argument("--source", default=None, help=f"the Tatoeba cmn.txt, outside the repository (default: ${TATOEBA_ENV_VAR})")
+    p.add_argument("--out-dir", required=True, help="output folder, outside the repository")
+    add_force_argument(p, "--out-dir")
+    p.add_argument("--seed", type=int, default=None, help="seed of the components' order (default: the module's DEFAULT_SEED)")
+    p.set_defaults(handler=run_tatoeba_split)
+    _register_translate(subparsers)
+
+
+def _source(args: argparse.Namespace) -> Path:
+    """``--source``, else ``$TATOEBA_FILE``; neither is one line saying how to give it."""
+    if args.source not in (None, ""):
+        return Path(args.source)
+    from_environment = os.environ.get(TATOEBA_ENV_VAR, "")
+    if not from_environment:
+        raise CourseInputError(f"no Tatoeba file: give --source PATH or set {TATOEBA_ENV_VAR}")
+    return Path(from_environment).expanduser()
+
+
+def run_tatoeba_split(args: argparse.Namespace) -> int:
+    from lessons_lib.files import check_output_folder
+    from lessons_lib.translation import tatoeba
+    from lessons_lib.translation.pairs_folder import SPLITS
+    from lessons_lib.validation import check_int, check_not_a_file, check_outside_repository
+
+    seed = tatoeba.DEFAULT_SEED if args.seed is None else check_int(args.seed, "--seed", minimum=0)
+    source = check_outside_repository(_source(args), "--source", "Tatoeba's file")
+    out_dir = check_outside_repository(check_not_a_file(args.out_dir, "--out-dir"), "--out-dir",
+                                       "a split holding Tatoeba's sentences")
+    names = [f"{name}.tsv" for name in SPLITS] + [tatoeba.SUMMARY_FILE]
+    check_output_folder(out_dir, "--out-dir", names, kind=tatoeba.SPLIT_KIND, force=args.force)
+    # Looked up at run time (not a default argument): the tests point it at their synthetic files.
+    reading = tatoeba.read_tatoeba(source, expected_sha256=tatoeba.TATOEBA_SHA256)
+    split = tatoeba.split_tatoeba(reading.pairs, seed=seed)
+    summary = tatoeba.write_tatoeba_split(reading, split, out_dir)
+    print(_report(summary, out_dir, tatoeba.SUMMARY_FILE))
+    return 0
+
+
+def _report(summary: dict, out_dir: Path, summary_file: str) -> str:
+    """The summary's numbers, one fact a line (no sentence)."""
+    opencc = summary["opencc"]
+    lines = [
+        f"read {summary['lines_read']:,} lines (SHA-256 {summary['source_sha256'][:12]}…, as expected)",
+        f"kept {summary['pairs_kept']:,} pairs; left out {summary['left_out_repeated_ids']:,} repeating an id pair "
+        f"and {summary['left_out_duplicate_texts']:,} repeating an English and a (converted) Chinese text",
+        f"OpenCC {opencc['package_version']} ({opencc['config']}) changed {opencc['sentences_changed']:,} of "
+        f"{opencc['chinese_sentences']:,} Chinese sentences, {opencc['characters_changed']:,} characters in all",
+        f"{summary['components']:,} groups of pairs sharing a sentence (largest: {summary['largest_component']:,} pairs), "
+        f"ordered with seed {summary['seed']}",
+    ]
+    for name, counts in summary["splits"].items():
+        share = counts["pairs"] / summary["pairs_kept"]
+        lines.append(f"{name:<5}: {counts['pairs']:>6,} pairs ({share:.1%}, target {summary['shares'][name]:.0%}), "
+                     f"{counts['english_sentences']:,} English and {counts['chinese_sentences']:,} Chinese sentences")
+    lines.append("checked on the written files: no English or Chinese sentence (text or id) is in two splits")
+    lines.append(f"wrote {out_dir} (train.tsv, dev.tsv, test.tsv, {summary_file})")
+    return "\n".join(lines)
+
+
+def _register_translate(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser("translate", help="train translators (variants × trees × seeds × fractions), "
                                                 "one results file per run", description=__doc__.splitlines()[0])
     p.add_argument("--data-dir", type=Path, default=None,
@@ -71,7 +145,6 @@ IDENTITY_KEYS = ("data", "train_config", "sizes", "bias_options")
 
 def _check_same_run(path: Path, context: dict) -> None:
     """A results file kept on resuming must come from the same data and knobs as this command's runs."""
-    from lessons_lib.errors import CourseInputError
     from lessons_lib.translation.results import load_results
 
     record = load_results(path)
@@ -82,7 +155,6 @@ def _check_same_run(path: Path, context: dict) -> None:
 
 
 def run_translate_command(args: argparse.Namespace) -> int:
-    from lessons_lib.errors import CourseInputError
     from lessons_lib.files import check_output_folder, record_written
     from lessons_lib.provenance import run_provenance
     from lessons_lib.syntax_bias.registry import check_bias_options, options_for

@@ -6,4 +6,7 @@
 - :mod:`~lessons_lib.translation.trees` — gold, parser and random source trees per pair, and their buckets.
 - :mod:`~lessons_lib.translation.model` — the translator whose encoder takes the syntax bias.
 - :mod:`~lessons_lib.translation.training` — one training run, the dev-chosen epoch, BLEU per group.
+- :mod:`~lessons_lib.translation.tatoeba` — Tatoeba's Chinese–English pairs, read from outside the
+  repository (checked by SHA-256, converted to simplified characters) and split with no sentence in
+  two splits (``lessons tatoeba-split``).
 """
