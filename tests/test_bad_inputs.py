@@ -277,6 +277,13 @@ CASES: list[tuple[str, list[str], str]] = [
      "{one_group_txt}: no question can start a pair of label 1 and kind"),
     ("build-sample-out-is-a-file", ["build-sample", "--out-dir", "{afile}"], "--out-dir {afile} is a file"),
     ("build-sample-seed-negative", ["build-sample", "--seed", "-3", "--out-dir", "{root}/o"], "--seed must be a non-negative int"),
+    # --- build-translation-corpus
+    ("build-translation-corpus-out-is-a-file", ["build-translation-corpus", "--out-dir", "{afile}"],
+     "--out-dir {afile} is a file"),
+    ("build-translation-corpus-seed-negative", ["build-translation-corpus", "--seed", "-1", "--out-dir", "{root}/o"],
+     "--seed must be a non-negative int"),
+    ("build-translation-corpus-too-few-pairs", ["build-translation-corpus", "--dev-pairs", "1", "--out-dir", "{root}/o"],
+     "--dev-pairs must be"),
     # --- execute
     ("execute-missing", ["execute", "{root}/none.ipynb"], "not a notebook or a folder of notebooks: {root}/none.ipynb"),
     ("execute-invalid-json", ["execute", "{bad_ipynb}", "--output-dir", "{root}/o"], "{bad_ipynb}: not a notebook"),
@@ -458,7 +465,7 @@ def test_bad_input_is_one_error_line_naming_the_culprit(prepared, cli, argv, exp
     assert expected.format(**prepared) in err, err
     error_lines = [line for line in err.splitlines() if "error: " in line]
     assert len(error_lines) == 1 and err.rstrip().splitlines()[-1] == error_lines[0], err
-    if argv and argv[0] in ("train", "experiment", "build-sample"):
+    if argv and argv[0] in ("train", "experiment", "build-sample", "build-translation-corpus"):
         assert not out.exists(), "a bad option or bad data must stop the command before it creates its output"
     assert not (Path(prepared["root"]) / "payload-ran").exists()
 

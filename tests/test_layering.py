@@ -22,6 +22,7 @@ ALLOWED = {
     "training": {"pairs", "evaluation"},
     "syntax": {"pairs"},
     "syntax_bias": {"attention", "transformer", "pairs", "evaluation", "training", "syntax"},
+    "translation": {"pairs", "syntax"},
     "exercises": {"attention", "seq2seq", "transformer", "pairs", "evaluation", "training", "syntax", "syntax_bias"},
     "course": {"exercises", "pairs", "syntax"},
     "grader": {"course", "exercises"},

@@ -34,6 +34,7 @@ COMMAND_MODULES = (
     "lessons_lib.cli.assignment_commands",
     "lessons_lib.cli.experiment_commands",
     "lessons_lib.cli.study_commands",
+    "lessons_lib.cli.translation_commands",
 )
 
 # Who each command is for: `lessons --help` lists the commands under these headings, in this order.
@@ -42,7 +43,7 @@ AUDIENCES = {
     "for teachers": ("student", "grade", "nbgrader-course", "site"),
     "to measure and read results": ("train", "compare", "baseline", "data-stats", "experiment", "grid", "study"),
     "for maintainers (the course's own data and parser)": ("build-sample", "build-treebank", "train-parser",
-                                                            "preparse"),
+                                                            "preparse", "build-translation-corpus"),
 }
 
 
