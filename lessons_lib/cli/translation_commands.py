@@ -33,12 +33,13 @@ def run_build_translation_corpus(args: argparse.Namespace) -> int:
     from lessons_lib.validation import check_int, check_not_a_file
 
     check_int(args.seed, "--seed", minimum=0)
-    sizes = [check_int(getattr(args, f"{split}_pairs"), f"--{split}-pairs", minimum=2) for split in ("train", "dev", "test")]
+    sizes = {f"n_{split}": check_int(getattr(args, f"{split}_pairs"), f"--{split}-pairs", minimum=2)
+             for split in ("train", "dev", "test")}
     out_dir = check_not_a_file(args.out_dir or TRANSLATION_CORPUS_DIR, "--out-dir")
     # The course's own folder is rebuilt as it is (git keeps its committed files); any other must be its own output.
     own_folder = out_dir.resolve() == TRANSLATION_CORPUS_DIR.resolve()
     check_output_folder(out_dir, "--out-dir", CORPUS_FILES, kind=CORPUS_KIND, force=args.force or own_folder)
-    corpus = write_course_corpus(out_dir, *sizes, seed=args.seed)
+    corpus = write_course_corpus(out_dir, **sizes, seed=args.seed)
     for split in ("train", "dev", "test"):
         sentences = corpus.split(split)
         syntax = sum(s.group == "syntax" for s in sentences)
