@@ -143,7 +143,8 @@ def test_jieba_segments_every_shipped_source_into_its_gold_words(shipped):
 
     pairs, trees = shipped
     words = {pair.source: list(trees[pair.id].words) for split in SPLITS for pair in pairs[split]}
-    wrong = [(text, segment(text)) for text, gold in words.items() if segment(text) != gold]
+    cut = {text: segment(text) for text in words}
+    wrong = [(text, cut[text]) for text, gold in words.items() if cut[text] != gold]
     assert not wrong, wrong[:5]
 
 
@@ -236,3 +237,17 @@ def test_the_folder_holds_what_its_readme_says(shipped):
 
 def test_data_readme_lists_the_folder():
     assert "`translation_corpus/`" in (Path(TRANSLATION_CORPUS_DIR).parent / "README.md").read_text(encoding="utf-8")
+
+
+def test_bleu_tells_the_two_readings_apart(shipped):
+    """The other reading's reference, scored against the right one, is far from a perfect translation."""
+    import sacrebleu
+
+    by_text = defaultdict(dict)
+    for pair, tree in _syntax(shipped, "test"):
+        by_text[pair.source][int(tree.comment("reading"))] = pair.reference
+    both = [found for found in by_text.values() if len(found) == 2]
+    assert len(both) > 50
+    swapped = sacrebleu.corpus_bleu([found[1] for found in both], [[found[0] for found in both]]).score
+    assert swapped < 30, swapped
+    assert sacrebleu.corpus_bleu([found[0] for found in both], [[found[0] for found in both]]).score > 99
