@@ -16,7 +16,8 @@ from lessons_lib.syntax.trees import validate_heads
 from lessons_lib.translation.course_corpus import (CLAUSE_FRAMES, CORPUS_FILES, DEFAULT_SIZES, NOUN_GLOSSES,
                                                    STATEMENT_FRAMES, VERB_GLOSSES, clause_sentence, corpus_files,
                                                    english_phrase, make_course_corpus, possessive_sentence,
-                                                   split_phrases, syntax_sentence)
+                                                   split_phrases, syntax_sentence,
+                                                   write_course_corpus)
 from lessons_lib.translation.pairs_folder import SPLITS, TREES_FILE, read_pairs_folder
 
 PHRASE = ("关心", "学生", "老师")
@@ -94,6 +95,15 @@ def test_the_generator_is_deterministic_and_the_seed_matters():
     first, again = (corpus_files(make_course_corpus(60, 10, 20, seed=3)) for _ in range(2))
     assert first == again
     assert corpus_files(make_course_corpus(60, 10, 20, seed=4))["train.tsv"] != first["train.tsv"]
+
+
+@pytest.mark.parametrize("sizes", [(2, 2, 2), (3, 5, 7)])
+def test_the_smallest_corpora_are_written_whole(tmp_path, sizes):
+    write_course_corpus(tmp_path, *sizes, seed=1)
+    data = read_pairs_folder(tmp_path)
+    assert [len(data.split(split)) for split in SPLITS] == list(sizes)
+    assert [Counter(p.group for p in data.split(split))["syntax"] for split in SPLITS] == [n // 2 for n in sizes]
+    assert len(read_conllu(tmp_path / TREES_FILE)) == sum(sizes)
 
 
 def test_the_phrase_split_leaves_no_phrase_in_two_splits():

@@ -383,8 +383,8 @@ def _example_lines(corpus: CourseCorpus) -> list[str]:
     train = corpus.train
     both = [found for found in _readings_by_text(train).values() if len(found) == 2]
     chosen = [both[0][0], both[0][1]] if both else []
-    chosen += [next(s for s in train if s.group == "plain" and "的" not in s.words),
-               next(s for s in train if s.group == "plain" and "的" in s.words)]
+    for possessive in (False, True):  # a small corpus may lack one kind: then it shows none
+        chosen += [s for s in train if s.group == "plain" and ("的" in s.words) == possessive][:1]
     return [f"| `{s.id}` | {s.group} | {'—' if s.reading is None else s.reading} | {s.text} | {s.reference} |"
             for s in chosen]
 
