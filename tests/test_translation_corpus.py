@@ -261,3 +261,14 @@ def test_bleu_tells_the_two_readings_apart(shipped):
     swapped = sacrebleu.corpus_bleu([found[1] for found in both], [[found[0] for found in both]]).score
     assert swapped < 30, swapped
     assert sacrebleu.corpus_bleu([found[0] for found in both], [[found[0] for found in both]]).score > 99
+
+
+def test_format_pairs_is_the_text_write_pairs_file_writes(tmp_path):
+    from lessons_lib.translation.pairs_folder import TranslationPair, format_pairs, write_pairs_file
+
+    pairs = [TranslationPair("a-1", "老师关心学生。", "The teacher cares about the student.", "plain")]
+    write_pairs_file(pairs, tmp_path / "x.tsv")
+    assert (tmp_path / "x.tsv").read_text(encoding="utf-8") == format_pairs(pairs) == (
+        "id\tsource\treference\tgroup\na-1\t老师关心学生。\tThe teacher cares about the student.\tplain\n")
+    with pytest.raises(CourseInputError, match="a tab or a line break"):
+        format_pairs([TranslationPair("a-2", "老师\t学生", "x", "plain")])
