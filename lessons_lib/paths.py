@@ -10,6 +10,8 @@ NOTEBOOKS_DIR = REPO_ROOT / "notebooks"
 
 # The shipped LCQMC-format sample (train.tsv, dev.tsv, test.tsv) written for the course.
 LCQMC_SAMPLE_DIR = DATA_DIR / "lcqmc_sample"
+# The course's Chinese→English translation corpus with gold trees (`lessons build-translation-corpus`).
+TRANSLATION_CORPUS_DIR = DATA_DIR / "translation_corpus"
 # Results of `lessons experiment` on the real LCQMC (numbers only, no text), read by lesson 08.
 LCQMC_RESULTS_DIR = REPO_ROOT / "results" / "lcqmc"
 LCQMC_BASELINES_FILE = LCQMC_RESULTS_DIR / "baselines" / "majority_and_jaccard.json"

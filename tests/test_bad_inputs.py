@@ -295,6 +295,13 @@ CASES: list[tuple[str, list[str], str]] = [
     ("translate-lr-negative", ["translate", "--out-dir", "{root}/o", "--lr", "-1"], "--lr must be > 0.0"),
     ("translate-not-a-pairs-folder", ["translate", "--data-dir", "{tiny_data}", "--out-dir", "{root}/o"],
      "{tiny_data}/train.tsv"),
+    # --- build-translation-corpus
+    ("build-translation-corpus-out-is-a-file", ["build-translation-corpus", "--out-dir", "{afile}"],
+     "--out-dir {afile} is a file"),
+    ("build-translation-corpus-seed-negative", ["build-translation-corpus", "--seed", "-1", "--out-dir", "{root}/o"],
+     "--seed must be a non-negative int"),
+    ("build-translation-corpus-too-few-pairs", ["build-translation-corpus", "--dev-pairs", "1", "--out-dir", "{root}/o"],
+     "--dev-pairs must be"),
     # --- execute
     ("execute-missing", ["execute", "{root}/none.ipynb"], "not a notebook or a folder of notebooks: {root}/none.ipynb"),
     ("execute-invalid-json", ["execute", "{bad_ipynb}", "--output-dir", "{root}/o"], "{bad_ipynb}: not a notebook"),
@@ -477,7 +484,7 @@ def test_bad_input_is_one_error_line_naming_the_culprit(prepared, cli, argv, exp
     assert expected.format(**prepared) in err, err
     error_lines = [line for line in err.splitlines() if "error: " in line]
     assert len(error_lines) == 1 and err.rstrip().splitlines()[-1] == error_lines[0], err
-    if argv and argv[0] in ("train", "experiment", "build-sample", "tatoeba-split"):
+    if argv and argv[0] in ("train", "experiment", "build-sample", "tatoeba-split", "build-translation-corpus"):
         assert not out.exists(), "a bad option or bad data must stop the command before it creates its output"
     assert not (Path(prepared["root"]) / "payload-ran").exists()
 

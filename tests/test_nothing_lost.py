@@ -654,6 +654,8 @@ def _users_own(path: Path) -> None:
 # Every command that writes an output path: the argv (with {tmp}), the file that must survive, who wrote it.
 OUTPUT_CASES = {
     "build-sample over the user's splits": (["build-sample", "--out-dir", "{tmp}/mydata"], "mydata/train.tsv", _users_own),
+    "build-translation-corpus over the user's trees": (["build-translation-corpus", "--out-dir", "{tmp}/corpus"],
+                                                        "corpus/trees.conllu", _users_own),
     "baseline over a run's checkpoint": (["baseline", "--out", "{tmp}/run/checkpoint.pt"], "run/checkpoint.pt",
                                          _written_by_the_course_as_something_else),
     "baseline over an experiment's results": (["baseline", "--out", "{tmp}/r.json"], "r.json", _written_as_experiment_results),

@@ -44,7 +44,7 @@ AUDIENCES = {
     "to measure and read results": ("train", "compare", "baseline", "data-stats", "experiment", "grid", "study",
                                     "tatoeba-split", "translate"),
     "for maintainers (the course's own data and parser)": ("build-sample", "build-treebank", "train-parser",
-                                                            "preparse"),
+                                                            "preparse", "build-translation-corpus"),
 }
 
 

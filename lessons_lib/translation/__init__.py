@@ -2,6 +2,9 @@
 
 - :mod:`~lessons_lib.translation.pairs_folder` — the one format of a folder of translation pairs
   (the course corpus and real parallel data alike), with optional gold trees.
+- :mod:`~lessons_lib.translation.course_corpus` — the course's Chinese→English corpus, in which the
+  gold tree decides part of the translation (``lessons build-translation-corpus``,
+  ``data/translation_corpus``).
 - :mod:`~lessons_lib.translation.encoding` — source characters, English tokens, vocabularies, batches.
 - :mod:`~lessons_lib.translation.trees` — gold, parser and random source trees per pair, and their buckets.
 - :mod:`~lessons_lib.translation.model` — the translator whose encoder takes the syntax bias.

@@ -28,7 +28,7 @@ from lessons_lib.errors import CourseInputError, file_errors
 from lessons_lib.files import atomic_write
 
 __all__ = ["SPLITS", "HEADER", "TREES_FILE", "TranslationPair", "TranslationData", "read_pairs_file",
-           "write_pairs_file", "read_pairs_folder", "pairs_sha256"]
+           "format_pairs", "write_pairs_file", "read_pairs_folder", "pairs_sha256"]
 
 SPLITS = ("train", "dev", "test")
 HEADER = ("id", "source", "reference", "group")
@@ -102,15 +102,20 @@ def read_pairs_file(path: str | Path) -> list[TranslationPair]:
     return pairs
 
 
-def write_pairs_file(pairs: Iterable[TranslationPair], path: str | Path) -> None:
-    """Write ``pairs`` in the format :func:`read_pairs_file` reads (atomically)."""
+def format_pairs(pairs: Iterable[TranslationPair]) -> str:
+    """The text of a split file holding ``pairs`` (header included), each pair checked as the reader would."""
     lines = ["\t".join(HEADER)]
     for index, pair in enumerate(pairs):
         _checked_fields([pair.id, pair.source, pair.reference, pair.group], f"pair {index} ({pair.id!r})")
         if any("\t" in value or "\n" in value for value in (pair.source, pair.reference)):
             raise CourseInputError(f"pair {index} ({pair.id!r}): a tab or a line break inside a field")
         lines.append("\t".join((pair.id, pair.source, pair.reference, pair.group)))
-    atomic_write(Path(path), "\n".join(lines) + "\n")
+    return "\n".join(lines) + "\n"
+
+
+def write_pairs_file(pairs: Iterable[TranslationPair], path: str | Path) -> None:
+    """Write ``pairs`` in the format :func:`read_pairs_file` reads (atomically)."""
+    atomic_write(Path(path), format_pairs(pairs))
 
 
 def read_pairs_folder(folder: str | Path) -> TranslationData:
