@@ -164,23 +164,29 @@ def _register_translate(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(handler=run_translate_command)
 
 
-def _trees_for(args: argparse.Namespace, data, pairs, seed: int):
-    """Gold, parser or random trees for every pair, per the flags."""
+def _trees_for(args: argparse.Namespace, data, pairs, seed: int, nlp) -> dict:
+    """Gold, parser or random trees for every pair, per the flags (``nlp``: the parser, when one is needed)."""
     from lessons_lib.translation.trees import gold_trees, parser_trees, random_trees
 
     if args.trees == "parser":
-        from lessons_lib.syntax.parser import load_parser
-
-        return parser_trees(load_parser(), pairs)
+        return parser_trees(nlp, pairs)
     if args.trees == "gold" or data.trees_path is not None:
         gold = gold_trees(data, pairs)
         return gold if args.trees == "gold" else random_trees(gold, seed)
-    from lessons_lib.syntax.parser import load_parser
-
-    return random_trees(parser_trees(load_parser(), pairs), seed)
+    return random_trees(parser_trees(nlp, pairs), seed)
 
 
-IDENTITY_KEYS = ("data", "train_config", "sizes", "bias_options")
+def _parser_if_needed(args: argparse.Namespace, data):
+    """The course parser and its identity when the trees come from it, else ``(None, None)``."""
+    if args.trees == "gold" or (args.trees == "random" and data.trees_path is not None) or args.variants == ["none"]:
+        return None, None
+    from lessons_lib.syntax.parser import load_parser, parser_identity
+
+    nlp = load_parser()
+    return nlp, list(parser_identity(nlp))
+
+
+IDENTITY_KEYS = ("data", "train_config", "sizes", "bias_options", "parser")
 
 
 def _check_same_run(path: Path, context: dict) -> None:
@@ -195,17 +201,12 @@ def _check_same_run(path: Path, context: dict) -> None:
 
 
 def run_translate_command(args: argparse.Namespace) -> int:
-    from lessons_lib.files import check_output_folder, record_written
-    from lessons_lib.provenance import run_provenance
-    from lessons_lib.syntax_bias.registry import check_bias_options, options_for
-    from lessons_lib.training.runs import shown_command
-    from lessons_lib.translation.pairs_folder import pairs_sha256, read_pairs_folder
-    from lessons_lib.translation.results import RESULTS_KIND, results_name, results_record, training_subset
-    from lessons_lib.translation.training import train_translator
-
-    import json
-
     import torch
+
+    from lessons_lib.files import check_output_folder, folder_lock
+    from lessons_lib.syntax_bias.registry import check_bias_options
+    from lessons_lib.translation.pairs_folder import read_pairs_folder
+    from lessons_lib.translation.results import RESULTS_KIND, results_name
 
     train_config = config_from_arguments(args, TranslationTrainConfig)
     sizes = config_from_arguments(args, TranslatorSizes)
@@ -225,8 +226,26 @@ def run_translate_command(args: argparse.Namespace) -> int:
     names = [results_name(f, v, args.trees if v != "none" else "none", s) for f, v, s in runs]
     check_output_folder(args.out_dir, "--out-dir", names, kind=RESULTS_KIND, force=args.force)
     args.out_dir.mkdir(parents=True, exist_ok=True)
+    with folder_lock(args.out_dir):  # one command per folder: runs of two commands never mix in it
+        return _run_all(args, data, data_dir, runs, names, train_config, sizes, bias)
+
+
+def _run_all(args: argparse.Namespace, data, data_dir: Path, runs: list, names: list[str], train_config, sizes,
+             bias: dict) -> int:
+    """Each run of the command, skipping those already written (checked to be the same run)."""
+    import json
+
+    from lessons_lib.files import record_written
+    from lessons_lib.provenance import run_provenance
+    from lessons_lib.syntax_bias.registry import options_for
+    from lessons_lib.training.runs import shown_command
+    from lessons_lib.translation.pairs_folder import pairs_sha256
+    from lessons_lib.translation.results import RESULTS_KIND, results_record, training_subset
+    from lessons_lib.translation.training import train_translator
+
     everything = [*data.train, *data.dev, *data.test]
-    context = {"command": shown_command(sys.argv), "data": {"folder": Path(data_dir).name,
+    nlp, parser = _parser_if_needed(args, data)
+    context = {"command": shown_command(sys.argv), "parser": parser, "data": {"folder": Path(data_dir).name,
                                                              **{s: pairs_sha256(data.split(s)) for s in ("train", "dev", "test")}},
                "train_config": vars(train_config), "sizes": vars(sizes), "bias_options": bias,
                "provenance": run_provenance("cpu")}
@@ -236,7 +255,7 @@ def run_translate_command(args: argparse.Namespace) -> int:
             _check_same_run(path, context)
             print(f"{name}: already there, kept")
             continue
-        trees = None if variant == "none" else _trees_for(args, data, everything, seed)
+        trees = None if variant == "none" else _trees_for(args, data, everything, seed, nlp)
         train = training_subset(data.train, fraction, seed)
         run, _ = train_translator(train, data.dev, data.test, variant, seed, trees, args.trees, train_config, sizes,
                                   options_for(variant, bias))
