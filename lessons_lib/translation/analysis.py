@@ -1,0 +1,122 @@
+"""Reading translation results by seed: the seed is the unit of a claim about a method.
+
+- :func:`load_runs` — every results file of some folders, checked, keyed by arm and seed.
+- :func:`arm_scores` — one arm's BLEU per seed on a group of test sentences.
+- :func:`seed_contrasts` — each arm against a baseline arm on a group: the per-seed differences
+  (same seed, same training subset), their mean, 95 % t interval, paired-t p and Holm p over the
+  family, and whether the plan's rule (Holm p ≤ α, mean above 0) calls the arm better.
+- :func:`format_contrasts` — those as a table of text.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Mapping, Sequence
+
+from lessons_lib.errors import CourseInputError
+from lessons_lib.evaluation.significance import holm, mean_ci95, paired_t_p_value, significant
+from lessons_lib.translation.results import load_results
+
+__all__ = ["arm_label", "load_runs", "arm_scores", "SeedContrast", "seed_contrasts", "format_contrasts"]
+
+# What must be equal in every file of one reading: otherwise two arms would not differ by their arm alone.
+_SHARED_KEYS = ("data", "train_config", "sizes", "fraction")
+_SHARED_PROVENANCE = ("code_commit", "device", "cpu_capability", "torch")
+
+
+def arm_label(record: Mapping) -> str:
+    """``"none"``, ``"learned-gold"``, …: the variant and, for a biased one, where its trees came from."""
+    return record["variant"] if record["variant"] == "none" else f"{record['variant']}-{record['trees']}"
+
+
+def load_runs(paths: Sequence[str | Path]) -> dict[str, dict[int, dict]]:
+    """``{arm: {seed: record}}`` from results files and folders of them (``f*.json``, one level down too).
+
+    Raises:
+        CourseInputError: no file; two files for one arm and seed; files that differ in data,
+            knobs, training fraction, commit, device, ``cpu_capability`` or torch.
+    """
+    files: list[Path] = []
+    for given in map(Path, paths):
+        files += sorted(given.glob("f*.json")) + sorted(given.glob("*/f*.json")) if given.is_dir() else [given]
+    if not files:
+        raise CourseInputError(f"no translation results files in {', '.join(map(str, paths))}")
+    runs: dict[str, dict[int, dict]] = {}
+    first: tuple[Path, dict] | None = None
+    for path in files:
+        record = load_results(path)
+        if first is None:
+            first = (path, record)
+        for key in _SHARED_KEYS:
+            if record.get(key) != first[1].get(key):
+                raise CourseInputError(f"{path}: its {key} differs from {first[0]}'s; one reading takes runs of one setup")
+        for key in _SHARED_PROVENANCE:
+            if record["provenance"].get(key) != first[1]["provenance"].get(key):
+                raise CourseInputError(f"{path}: made with {key} {record['provenance'].get(key)!r}, {first[0]} with "
+                                       f"{first[1]['provenance'].get(key)!r}; a contrast never mixes them")
+        seeds = runs.setdefault(arm_label(record), {})
+        if record["seed"] in seeds:
+            raise CourseInputError(f"{path}: a second file for {arm_label(record)} seed {record['seed']}")
+        seeds[record["seed"]] = record
+    return runs
+
+
+def arm_scores(runs: Mapping[int, Mapping], group: str) -> dict[int, float]:
+    """``{seed: BLEU on group}`` of one arm."""
+    try:
+        return {seed: float(record["scores"][group]["bleu"]) for seed, record in sorted(runs.items())}
+    except KeyError:
+        raise CourseInputError(f"no group {group!r} in these results") from None
+
+
+@dataclass(frozen=True)
+class SeedContrast:
+    """One arm minus the baseline on one group, seed by seed; ``better``: Holm p ≤ ``alpha`` and a positive mean."""
+
+    arm: str
+    baseline: str
+    group: str
+    differences: tuple[float, ...]
+    mean: float
+    half_width: float
+    p: float
+    holm_p: float
+    alpha: float
+    better: bool
+
+
+def seed_contrasts(runs: Mapping[str, Mapping[int, Mapping]], baseline: str, arms: Sequence[str], group: str,
+                   alpha: float = 0.05) -> list[SeedContrast]:
+    """Each of ``arms`` minus ``baseline`` on ``group``, paired by seed, Holm over the family ``arms``.
+
+    Raises:
+        CourseInputError: an arm missing, or an arm whose seeds are not the baseline's.
+    """
+    for arm in (baseline, *arms):
+        if arm not in runs:
+            raise CourseInputError(f"no runs of the arm {arm!r}; found {', '.join(sorted(runs))}")
+    base = arm_scores(runs[baseline], group)
+    rows = []
+    for arm in arms:
+        scores = arm_scores(runs[arm], group)
+        if set(scores) != set(base):
+            raise CourseInputError(f"{arm} has seeds {sorted(scores)}, {baseline} {sorted(base)}: contrasts pair seeds")
+        differences = tuple(scores[seed] - base[seed] for seed in sorted(base))
+        mean, half = mean_ci95(differences)
+        rows.append((arm, differences, mean, half, paired_t_p_value(differences)))
+    adjusted = holm([row[4] for row in rows])
+    return [SeedContrast(arm, baseline, group, differences, mean, half, p, q, alpha, significant(q, alpha) and mean > 0)
+            for (arm, differences, mean, half, p), q in zip(rows, adjusted)]
+
+
+def format_contrasts(contrasts: Sequence[SeedContrast]) -> str:
+    """One line per contrast: the mean difference in BLEU, its interval, p, Holm p and the verdict."""
+    lines = [f"{'arm − ' + contrasts[0].baseline:<24} {'group':<7} {'seeds':>5} {'mean ΔBLEU':>10} "
+             f"{'95 % interval':>17} {'p':>8} {'Holm p':>8}  verdict"]
+    for c in contrasts:
+        verdict = f"better (Holm p ≤ {c.alpha:g})" if c.better else "not shown better"
+        lines.append(f"{c.arm:<24} {c.group:<7} {len(c.differences):>5} {c.mean:>+10.2f} "
+                     f"[{c.mean - c.half_width:>+7.2f}, {c.mean + c.half_width:>+7.2f}] {c.p:>8.4f} {c.holm_p:>8.4f}  "
+                     f"{verdict}")
+    return "\n".join(lines)
