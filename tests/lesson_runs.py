@@ -51,6 +51,7 @@ PERTURBED = {
     "08_syntax_biased_attention.ipynb": dict(seed=1, control_seeds=[5, 6, 7, 8, 9], seeds=[5, 6, 7, 8, 9],
                                              noise_seeds=[5, 6]),
     "09_syntax_without_a_parser.ipynb": dict(seed=1, seeds=[3, 4, 5]),
+    "12_transformer_decoder.ipynb": dict(seed=1),
 }
 
 

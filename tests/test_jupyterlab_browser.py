@@ -427,6 +427,7 @@ LESSON_FIGURES = {
     "08_syntax_biased_attention.ipynb": "学到的偏置（",
     "09_syntax_without_a_parser.ipynb": "阳性对照",
     "10_syntax_bias_on_real_lcqmc.ipynb": "测试准确率之差（橙点",
+    "12_transformer_decoder.ipynb": "跨注意力（4 个头的平均）",
 }
 # A laptop's window with JupyterLab's file browser open beside the notebook.
 LAPTOP_WINDOW = {"width": 1280, "height": 1000}

@@ -48,7 +48,7 @@ def test_a_second_call_in_a_pinned_kernel_is_silent():
 
 # The lessons whose compared digits come from training runs.
 PINNED_LESSONS = ("02_encoder_decoder_attention", "05_encoder_block", "06_lcqmc_pair_classification",
-                  "08_syntax_biased_attention", "09_syntax_without_a_parser")
+                  "08_syntax_biased_attention", "09_syntax_without_a_parser", "12_transformer_decoder")
 
 
 def test_the_training_lessons_pin_the_mode_before_importing_torch():

@@ -1,6 +1,6 @@
 """The trained lessons' conclusions hold under another draw of their randomness.
 
-Lessons 05, 06, 08 and 09 train models and state what the runs show. Each such statement is
+Lessons 05, 06, 08, 09 and 12 train models and state what the runs show. Each such statement is
 printed by its cell as a verdict (which model is better and whether the exact McNemar test
 says so, or which bucket of a learned table is largest) and asserted there, so the prose
 and the assertions say the same thing. Here each of these lessons runs once more with
