@@ -14,6 +14,8 @@ LCQMC_SAMPLE_DIR = DATA_DIR / "lcqmc_sample"
 TRANSLATION_CORPUS_DIR = DATA_DIR / "translation_corpus"
 # Results of `lessons experiment` on the real LCQMC (numbers only, no text), read by lesson 08.
 LCQMC_RESULTS_DIR = REPO_ROOT / "results" / "lcqmc"
+# The translation positive control's runs (lesson 12), one folder per arm.
+TRANSLATION_CONTROL_DIR = REPO_ROOT / "results" / "translation_control"
 LCQMC_BASELINES_FILE = LCQMC_RESULTS_DIR / "baselines" / "majority_and_jaccard.json"
 # `lessons train` runs on the whole real LCQMC: one folder per run holding its metrics.json (lesson 06).
 LCQMC_TRAINING_RUNS_DIR = LCQMC_RESULTS_DIR / "train"

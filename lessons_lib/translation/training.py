@@ -2,6 +2,7 @@
 AdamW with warm-up, the dev-chosen epoch, and BLEU/chrF per group of test sentences.
 
 - :func:`translator_config` — the encoder–decoder of :class:`~lessons_lib.translation.config.TranslatorSizes`.
+- :func:`translation_vocabularies` — the vocabularies of a training split.
 - :func:`train_translator` — one run: train, choose the epoch by dev BLEU (greedy), translate test.
 - :func:`translate_pairs` — the hypotheses of a trained translator for a list of pairs.
 - :class:`TranslationRun` — what a run leaves: its history, the chosen epoch, the test
@@ -33,7 +34,7 @@ from lessons_lib.translation.model import SyntaxBiasedTranslator, build_translat
 from lessons_lib.translation.pairs_folder import TranslationPair
 from lessons_lib.translation.trees import source_buckets
 
-__all__ = ["translator_config", "TranslationRun", "train_translator", "translate_pairs",
+__all__ = ["translator_config", "TranslationRun", "translation_vocabularies", "train_translator", "translate_pairs",
            "group_scores"]
 
 
@@ -104,6 +105,11 @@ def group_scores(pairs: Sequence[TranslationPair], hypotheses: Sequence[str]) ->
     return scores
 
 
+def translation_vocabularies(train: Sequence[TranslationPair]) -> tuple[Vocabulary, Vocabulary]:
+    """The source characters and the English tokens of the training pairs: the vocabularies a run trains with."""
+    return Vocabulary.build(pair.source for pair in train), target_vocabulary([pair.reference for pair in train])
+
+
 def train_translator(train: Sequence[TranslationPair], dev: Sequence[TranslationPair],
                      test: Sequence[TranslationPair], variant: str, seed: int,
                      trees: Mapping[str, Parse] | None = None, tree_source: str = "none",
@@ -132,7 +138,7 @@ def train_translator(train: Sequence[TranslationPair], dev: Sequence[Translation
     if entry.buckets is not None and trees is None:
         raise CourseInputError(f"variant {variant!r} needs trees")
     started = time.perf_counter()
-    vocabs = (Vocabulary.build(pair.source for pair in train), target_vocabulary([pair.reference for pair in train]))
+    vocabs = translation_vocabularies(train)
     model = build_translator(translator_config(len(vocabs[0]), sizes), len(vocabs[1]), variant,
                              seed, scheme, bias_options)
     optimizer = torch.optim.AdamW(parameter_groups(model, config.weight_decay, config.lr), lr=config.lr, fused=True)
