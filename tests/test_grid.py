@@ -10,10 +10,10 @@ import pytest
 from lessons_lib.errors import CourseInputError
 from lessons_lib.files import record_via
 from lessons_lib.pairs.data import LCQMC_SHA256
-from lessons_lib.syntax_bias.config import ExperimentConfig
-from lessons_lib.syntax_bias.grid import (Contrast, PairedDifference, arm_name, load_grid, pooled_interval,
-                                         seed_level_verdicts, verdict)
-from lessons_lib.syntax_bias.results import DataSummary, ExperimentResult, RunRecord, results_paths
+from lessons_lib.ablation.config import ExperimentConfig
+from lessons_lib.ablation.grid import (Contrast, PairedDifference, arm_name, load_grid, pooled_interval,
+                                      seed_level_verdicts, verdict)
+from lessons_lib.ablation.results import DataSummary, ExperimentResult, RunRecord, results_paths
 
 N_TEST = 400
 LABELS = [i % 2 for i in range(N_TEST)]
@@ -212,7 +212,7 @@ def test_a_grids_forest_plot_draws_each_seed_and_the_seed_level_interval():
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from lessons_lib.syntax_bias.study_figures import forest_plot, grid_rows
+    from lessons_lib.ablation.study_figures import forest_plot, grid_rows
 
     contrasts = [_contrast([20, 22, 19]), _contrast([-5])]  # the second has one seed: no interval
     levels = seed_level_verdicts(contrasts)

@@ -14,10 +14,10 @@ import pytest
 from lessons_lib.errors import CourseInputError
 from lessons_lib.files import MANIFEST_NAME, record_written
 from lessons_lib.evaluation.metrics import accuracy_at_threshold, dev_tuned_threshold, rank_auc
-from lessons_lib.syntax_bias.config import ExperimentConfig
-from lessons_lib.syntax_bias.results import DataSummary, EpochRecord, ExperimentResult, RunRecord
-from lessons_lib.syntax_bias.study import (CURVE_ARMS, PLAN_SEEDS, PRIMARY_FRACTIONS, a48_verdict, control_target,
-                                          load_study)
+from lessons_lib.ablation.config import ExperimentConfig
+from lessons_lib.ablation.results import DataSummary, EpochRecord, ExperimentResult, RunRecord
+from lessons_lib.ablation.study_analysis import CURVE_ARMS, PLAN_SEEDS, PRIMARY_FRACTIONS, a48_verdict, control_target
+from lessons_lib.ablation.study_files import load_study
 
 N_TEST, N_DEV = 200, 40
 TEST_LABELS = [i % 2 for i in range(N_TEST)]
@@ -130,7 +130,7 @@ def test_a_planted_gain_at_one_percent_is_found_and_read_for_a48(tmp_path):
 
 
 def test_the_primary_table_gives_each_contrast_its_seeds(tmp_path):
-    from lessons_lib.syntax_bias.study import format_a48
+    from lessons_lib.ablation.study_report import format_a48
     study = load_study(_study(tmp_path, _gain_at_one_percent))
     full, short = format_a48(study).splitlines(), format_a48(study, per_seed=False).splitlines()
     gain = next(line for line in full if line.startswith("learned − none at 1 %"))
@@ -173,7 +173,7 @@ def test_partly_when_only_the_difference_of_differences_holds(tmp_path):
 
 
 def _contrast(fraction, holm_p, sign):
-    from lessons_lib.syntax_bias.study import StudyContrast
+    from lessons_lib.ablation.study_analysis import StudyContrast
     return StudyContrast("c", "learned", fraction, [], [], [], 0.0, 0.0, 0.0, 0.0, 1, holm_p, sign, 1.0, holm_p)
 
 
@@ -204,7 +204,7 @@ def test_secondary_movement_and_bootstrap(tmp_path):
 
 
 def test_discrimination_table_reads_every_arm_and_its_difference_from_none(tmp_path):
-    from lessons_lib.syntax_bias.study import format_discrimination, format_secondary
+    from lessons_lib.ablation.study_report import format_discrimination, format_secondary
     folder = _study(tmp_path, _gain_at_one_percent)
     for seed in SEEDS[0.01]:
         _write(folder / "controls", 0.01, f"random-{seed}", _result(0.01, "learned", seed, 64, parser_noise=1.0))
@@ -242,7 +242,7 @@ def test_the_tables_movement_by_epoch_is_the_median_over_seeds(tmp_path):
 
 
 def test_a43_reads_the_full_split_beside_the_ten_percent_seeds(tmp_path):
-    from lessons_lib.syntax_bias.study import format_a43
+    from lessons_lib.ablation.study_report import format_a43
     folder = _study(tmp_path, _gain_at_one_percent)
     assert format_a43(load_study(folder)).startswith("A43: no full-split runs")
     # seed 0 on the whole split: learned right on 4 pairs none gets wrong, wrong on 1 it gets right
@@ -266,7 +266,7 @@ def test_a43_reads_the_full_split_beside_the_ten_percent_seeds(tmp_path):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from lessons_lib.syntax_bias.study_figures import gain_curve
+    from lessons_lib.ablation.study_figures import gain_curve
     ax = gain_curve(study)  # one seed is not a point of the curve
     assert [t.get_text() for t in ax.get_xticklabels()] == ["1 %", "3 %", "10 %"]
     assert max(x for line in ax.get_lines() if line.get_marker() == "o" for x in line.get_xdata()) < 0.2
@@ -289,7 +289,7 @@ def test_one_and_ten_percent_must_share_commit_and_device(tmp_path):
 
 
 def test_controls_at_the_largest_dev_gain(tmp_path):
-    from lessons_lib.syntax_bias.study import format_controls
+    from lessons_lib.ablation.study_report import format_controls
     folder = _study(tmp_path, _gain_at_one_percent)
     # dev gain: hard_mask at 3 % is best (4 dev pairs more than none on every seed)
     for seed in SEEDS[0.03]:
@@ -316,7 +316,7 @@ def test_controls_at_the_largest_dev_gain(tmp_path):
 
 def test_power_is_read_at_the_spread_the_seeds_showed(tmp_path):
     from lessons_lib.evaluation.significance import detectable_mean
-    from lessons_lib.syntax_bias.study import format_power
+    from lessons_lib.ablation.study_report import format_power
     study = load_study(_study(tmp_path, _gain_at_one_percent))
     text = format_power(study)
     line = next(line for line in text.splitlines() if line.startswith("learned − none at 1 %"))
@@ -331,7 +331,7 @@ def test_power_is_read_at_the_spread_the_seeds_showed(tmp_path):
 
 
 def test_controls_are_tested_only_when_all_are_written(tmp_path):
-    from lessons_lib.syntax_bias.study import format_controls
+    from lessons_lib.ablation.study_report import format_controls
     folder = _study(tmp_path, _gain_at_one_percent)  # target: learned at 1 % (the planted dev-free gain ties)
     arm, fraction = control_target(load_study(folder))
     controls = folder / "controls"
@@ -405,7 +405,7 @@ def test_the_command_refuses_calls_against_their_probabilities_in_one_line(tmp_p
 
 def test_a_fraction_or_seed_the_plan_does_not_name_is_refused_unless_the_folder_is_not_the_plans(tmp_path, capsys):
     from lessons_lib.cli import main
-    from lessons_lib.syntax_bias.study import format_curve
+    from lessons_lib.ablation.study_report import format_curve
     folder = _study(tmp_path / "five", _gain_at_one_percent)
     _study(folder, lambda f, a, s: 0, seeds={0.05: range(500, 503)})  # complete seeds at 5 %: not the plan's
     with pytest.raises(CourseInputError) as error:
@@ -447,7 +447,7 @@ def test_two_files_for_one_run_and_a_missing_arm(tmp_path):
 
 
 def test_partial_reads_only_complete_seeds_and_says_so(tmp_path):
-    from lessons_lib.syntax_bias.study import format_a48, format_controls, format_curve, format_secondary
+    from lessons_lib.ablation.study_report import format_a48, format_controls, format_curve, format_secondary
     folder = _study(tmp_path, _gain_at_one_percent, seeds={0.01: range(100, 104)})
     _write(folder, 0.01, "matchflags-none-seed104", _result(0.01, "none", 104, 60))
     with pytest.raises(CourseInputError):
@@ -470,7 +470,7 @@ def test_without_partial_every_primary_fraction_needs_the_plans_seeds(tmp_path):
 
 
 def test_thirty_percent_and_the_full_split_are_counted_until_all_their_runs_are_written(tmp_path):
-    from lessons_lib.syntax_bias.study import format_a43, format_a48, format_curve, format_exact_and_bootstrap
+    from lessons_lib.ablation.study_report import format_a43, format_a48, format_curve, format_exact_and_bootstrap
     folder = _study(tmp_path, _gain_at_one_percent)
     for arm in ("none", "learned", "hard_mask"):  # seed 3000 complete, seed 3001 begun
         _write(folder, 0.3, f"matchflags-{arm}-seed3000", _result(0.3, arm, 3000, 50))
@@ -516,7 +516,7 @@ def test_thirty_percent_and_the_full_split_are_counted_until_all_their_runs_are_
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from lessons_lib.syntax_bias.study_figures import gain_curve
+    from lessons_lib.ablation.study_figures import gain_curve
     ax = gain_curve(study)
     means = [line for line in ax.get_lines() if line.get_marker() == "o"]
     solid = [line for line in means if line.get_linestyle() == "-"]
@@ -547,7 +547,7 @@ def test_figures_draw_the_contrasts_means(tmp_path):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from lessons_lib.syntax_bias.study_figures import forest_plot, gain_curve, study_rows, table_movement
+    from lessons_lib.ablation.study_figures import forest_plot, gain_curve, study_rows, table_movement
 
     study = load_study(_study(tmp_path, _gain_at_one_percent))
     ax = gain_curve(study)

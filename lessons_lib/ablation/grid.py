@@ -7,7 +7,7 @@ SHA-256 of its splits) and names each run's **arm**: its variant, its trees and 
 option set away from its default. :meth:`Grid.format` prints, per recipe:
 
 - per arm, dev and test accuracy over seeds: mean, range and number of seeds (no
-  t-interval: see :mod:`lessons_lib.syntax_bias.results`);
+  t-interval: see :mod:`lessons_lib.ablation.results`);
 - per arm and seed, the test difference to the baseline of the same seed with the exact
   McNemar counts and p;
 - the contrasts of :data:`CONTRASTS`, per seed in the same way, and pooled over seeds: the
@@ -39,7 +39,7 @@ from lessons_lib.errors import CourseInputError
 from lessons_lib.evaluation.significance import (NO_DIFFERENCE, better, holm, mcnemar_p_value, mean_ci95, paired_t_p_value,
                                                  significant)
 from lessons_lib.syntax_bias.registry import BASELINE, VARIANTS, options_for, variant
-from lessons_lib.syntax_bias.results import ExperimentResult, Spread, format_p, format_spread, load_results, spread
+from lessons_lib.ablation.results import ExperimentResult, Spread, format_p, format_spread, load_results, spread
 
 __all__ = ["CONTRASTS", "RANDOM_TREES", "SCRAMBLED_WORDS", "GridRun", "PairedDifference", "Contrast", "Grid", "arm_name",
            "load_grid",

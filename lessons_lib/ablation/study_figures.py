@@ -17,9 +17,9 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from lessons_lib.errors import CourseInputError
-from lessons_lib.syntax_bias.grid import Contrast, SeedLevel
+from lessons_lib.ablation.grid import Contrast, SeedLevel
 from lessons_lib.syntax_bias.registry import BASELINE
-from lessons_lib.syntax_bias.study import BARELY_MOVED, BIASED_ARMS, FULL, PRIMARY_FRACTIONS, Study, StudyContrast
+from lessons_lib.ablation.study_analysis import BARELY_MOVED, BIASED_ARMS, FULL, PRIMARY_FRACTIONS, Study, StudyContrast
 
 __all__ = ["gain_curve", "table_movement", "ForestRow", "study_rows", "grid_rows", "forest_plot"]
 
@@ -123,7 +123,7 @@ def study_rows(contrasts: Sequence[StudyContrast], n_test: int) -> list[ForestRo
 
 def grid_rows(contrasts: Sequence[Contrast], levels: Sequence[SeedLevel]) -> list[ForestRow]:
     """A grid's contrasts as rows, each with its seed-level interval (``levels``: from
-    :func:`~lessons_lib.syntax_bias.grid.seed_level_verdicts`)."""
+    :func:`~lessons_lib.ablation.grid.seed_level_verdicts`)."""
     return [ForestRow(f"{c.recipe}: {c.a} − {c.b}", [d.difference for d in c.per_seed], level.mean, level.low,
                       level.high) for c, level in zip(contrasts, levels, strict=True)]
 
