@@ -11,6 +11,8 @@ Reading:
 
 - :mod:`~lessons_lib.ablation.results` — typed results, their JSON form and table, and the one
   checked reader of a results file.
+- :mod:`~lessons_lib.ablation.arms` — an arm of a grid or a study as a value: its variant, its trees
+  and its options, printed as the tables show it.
 - :mod:`~lessons_lib.ablation.grid` — several results files of the same pairs read together, and
   the contrasts that ask whether a gain is the tree's.
 - :mod:`~lessons_lib.ablation.study_files` — the data-size study's files, read and checked as one study.

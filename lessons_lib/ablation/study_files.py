@@ -9,13 +9,14 @@ naming the file and the field, anything that cannot be paired; it returns the
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 from pathlib import Path
 from typing import Mapping
 
 import numpy as np
 
 from lessons_lib.errors import CourseInputError
-from lessons_lib.ablation.grid import arm_name
+from lessons_lib.ablation.arms import Arm, exact
 from lessons_lib.ablation.results import ExperimentResult, load_results, results_paths
 from lessons_lib.ablation.study_analysis import (CURVE_ARMS, LARGE, PLAN_SEEDS, PRIMARY_FRACTIONS, SMALL, Study,
                                                  StudyRun, fraction_name)
@@ -56,7 +57,7 @@ def _read_run(path: Path, result: ExperimentResult) -> StudyRun:
                                "not a number")
     labels = np.asarray(result.test_labels)
     correct = np.asarray(run.test_predictions) == labels
-    return StudyRun(result.config.train_fraction, arm_name(result, run.variant), run.seed, dev_correct,
+    return StudyRun(exact(result.config.train_fraction), Arm.of(result, run.variant), run.seed, dev_correct,
                     int(correct.sum()), correct, run.dev_probabilities, dev_labels, run.dev_predictions,
                     run.test_probabilities, result.test_labels, run.test_predictions,
                     bias if _is_finite_number(bias) else None, result.data.word_boundaries_kept, path,
@@ -97,7 +98,7 @@ def _check_planned(path: Path, run: StudyRun) -> None:
     such a file would enter the curve and the tables beside the plan's runs as if it were one of them."""
     if run.fraction not in PLAN_SEEDS:
         planned = ", ".join(fraction_name(f) for f in PLAN_SEEDS)
-        raise CourseInputError(f"{path}: config.train_fraction {run.fraction:g} is not one of the plan's fractions "
+        raise CourseInputError(f"{path}: config.train_fraction {float(run.fraction):g} is not one of the plan's fractions "
                                f"({planned}; results/lcqmc/PLAN.md); --unplanned reads a folder that is not the plan's")
     seeds = PLAN_SEEDS[run.fraction]
     if run.seed not in seeds:
@@ -130,9 +131,9 @@ def load_study(folder: str | Path, expected_sha256: Mapping[str, str] | None = N
     paths = results_paths(folder, recursive=True)
     if not paths:
         raise CourseInputError(f"{folder}: a folder without results files (*.json)")
-    runs: dict[tuple[float, str, int], StudyRun] = {}
-    subsets: dict[tuple[float, int], tuple[str | None, Path]] = {}
-    made: dict[float, tuple[tuple, Path]] = {}
+    runs: dict[tuple[Fraction, Arm, int], StudyRun] = {}
+    subsets: dict[tuple[Fraction, int], tuple[str | None, Path]] = {}
+    made: dict[Fraction, tuple[tuple, Path]] = {}
     first: tuple[Path, ExperimentResult] | None = None
     for path in paths:
         result = load_results(path, expected_sha256, first)
@@ -144,43 +145,44 @@ def load_study(folder: str | Path, expected_sha256: Mapping[str, str] | None = N
         subset = subsets.setdefault(key, (result.data.train_subset_sha256, path))
         if subset[0] != result.data.train_subset_sha256:
             raise CourseInputError(f"{path}: data.train_subset_sha256 differs from {subset[1]}'s for fraction "
-                                   f"{run.fraction:g}, seed {run.seed}")
+                                   f"{float(run.fraction):g}, seed {run.seed}")
         where = made.setdefault(run.fraction, (_where_made(result), path))
         if where[0] != _where_made(result):
             raise CourseInputError(f"{path}: provenance (code_commit, device, device_name) {_where_made(result)} differs "
                                    f"from {where[1]}'s {where[0]} inside one fraction")
         if (run.fraction, run.arm, run.seed) in runs:
-            raise CourseInputError(f"{path}: fraction {run.fraction:g} / {run.arm} / seed {run.seed} is also in "
+            raise CourseInputError(f"{path}: fraction {float(run.fraction):g} / {run.arm} / seed {run.seed} is also in "
                                    f"{runs[run.fraction, run.arm, run.seed].source}")
         runs[run.fraction, run.arm, run.seed] = run
     if SMALL in made and LARGE in made and made[SMALL][0] != made[LARGE][0]:
         raise CourseInputError(f"{made[LARGE][1]}: provenance (code_commit, device, device_name) differs from "
                                f"{made[SMALL][1]}'s: the 1 % and 10 % runs meet in one contrast")
     unfinished = {} if partial else _set_aside_unfinished(runs)
-    complete: dict[float, list[int]] = {}
+    complete: dict[Fraction, list[int]] = {}
     for fraction in sorted({f for f, _, _ in runs}):
         seeds = sorted({s for f, a, s in runs if f == fraction and a in CURVE_ARMS})
         for seed in seeds:
             missing = [a for a in CURVE_ARMS if (fraction, a, seed) not in runs]
             if missing and not partial:
-                raise CourseInputError(f"{folder}: fraction {fraction:g}, seed {seed} has no run of {', '.join(missing)} "
+                raise CourseInputError(f"{folder}: fraction {float(fraction):g}, seed {seed} has no run of "
+                                       f"{', '.join(a.label for a in missing)} "
                                        "(use --partial to read only complete seeds)")
         kept = [s for s in seeds if all((fraction, a, s) in runs for a in CURVE_ARMS)]
         if kept:
             complete[fraction] = kept
     if not complete:
-        raise CourseInputError(f"{folder}: no seed has all of {', '.join(CURVE_ARMS)}")
+        raise CourseInputError(f"{folder}: no seed has all of {', '.join(a.label for a in CURVE_ARMS)}")
     if not partial:
         for fraction in PRIMARY_FRACTIONS:
             if complete.get(fraction, []) != PLAN_SEEDS[fraction]:
-                raise CourseInputError(f"{folder}: fraction {fraction:g} has seeds {complete.get(fraction, [])}, the plan's "
+                raise CourseInputError(f"{folder}: fraction {float(fraction):g} has seeds {complete.get(fraction, [])}, the plan's "
                                        f"are {PLAN_SEEDS[fraction][0]}–{PLAN_SEEDS[fraction][-1]} "
                                        "(use --partial to read only complete seeds)")
     assert first is not None  # paths is not empty
     return Study(list(runs.values()), complete, partial, len(first[1].test_labels), unfinished)
 
 
-def _set_aside_unfinished(runs: dict[tuple[float, str, int], StudyRun]) -> dict[float, tuple[int, int]]:
+def _set_aside_unfinished(runs: dict[tuple[Fraction, Arm, int], StudyRun]) -> dict[Fraction, tuple[int, int]]:
     """Remove from ``runs`` every run of a fraction the plan adds after the curve (30 %, the full
     split) until all of its planned curve runs are written; return ``{fraction: (written, planned)}``.
     Like the controls, such a fraction is read once, complete: a seed or an arm alone is not read."""

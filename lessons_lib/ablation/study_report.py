@@ -9,15 +9,15 @@ from __future__ import annotations
 
 import math
 import statistics
+from fractions import Fraction
 from typing import Mapping
 
 from lessons_lib.evaluation.metrics import mcnemar_exact
 from lessons_lib.evaluation.significance import detectable_mean, significant
 from lessons_lib.ablation.results import format_p
-from lessons_lib.ablation.study_analysis import (ALPHA, BARELY_MOVED, BIASED_ARMS, CURVE_ARMS, FULL, LARGE,
-                                                 PLAN_SEEDS, PRIMARY_FRACTIONS, Study, StudyContrast, a48_verdict,
-                                                 fraction_name)
-from lessons_lib.syntax_bias.registry import BASELINE
+from lessons_lib.ablation.study_analysis import (ALPHA, BARELY_MOVED, BIASED_ARMS, CURVE_ARMS, FULL, HARD_MASK, LARGE,
+                                                 LEARNED, NONE, PLAN_SEEDS, PRIMARY_FRACTIONS, Study, StudyContrast,
+                                                 a48_verdict, fraction_name)
 
 __all__ = ["format_curve", "format_a48", "format_runs", "format_discrimination", "format_exact_and_bootstrap",
            "format_power", "format_movement", "format_secondary", "format_controls", "format_a43"]
@@ -54,13 +54,13 @@ def format_curve(study: Study) -> str:
             runs = [study.run(f, arm, s) for s in seeds]
             dev = statistics.fmean(r.dev_correct / len(r.dev_labels) for r in runs)
             test = statistics.fmean(r.test_correct_count / study.n_test for r in runs)
-            note = f"  (Jaccard rule: {JACCARD_DEV})" if arm == BASELINE else ""
+            note = f"  (Jaccard rule: {JACCARD_DEV})" if arm == NONE else ""
             lines.append(f"{fraction_name(f):>8} {len(seeds):>5} {arm:<10} {dev:7.4f} {test:7.4f}{note}")
     lines += [_unfinished_line(study, f) for f in study.unfinished if f != FULL]
     return "\n".join(lines)
 
 
-def _unfinished_line(study: Study, fraction: float) -> str:
+def _unfinished_line(study: Study, fraction: Fraction) -> str:
     written, planned = study.unfinished[fraction]
     seeds = PLAN_SEEDS[fraction]
     name = "the full split" if fraction == FULL else fraction_name(fraction)
@@ -93,8 +93,8 @@ def format_a48(study: Study, per_seed: bool = True) -> str:
         lines.append(line)
     lines.append(f"Holm over the {sum(c.p_value == c.p_value for c in contrasts)} testable contrasts; "
                  f"significant when Holm p ≤ {ALPHA}; intervals unadjusted.")
-    lines.append(f"A48 (learned): {a48_verdict(contrasts, 'learned')}; hard_mask beside it: "
-                 f"{a48_verdict(contrasts, 'hard_mask')}")
+    lines.append(f"A48 (learned): {a48_verdict(contrasts, LEARNED)}; hard_mask beside it: "
+                 f"{a48_verdict(contrasts, HARD_MASK)}")
     lines.append(f"(the plan's power figures assumed a seed SD of {PLAN_SD}; the power table reads them at the spread "
                  "measured)")
     return "\n".join(lines)
@@ -155,11 +155,11 @@ def format_discrimination(study: Study) -> str:
     lines.append(f"{'fraction':>8} {'arm':<34} {'seeds':>5} {SECONDARY_HEADER}")
     for f in study.fractions():
         for arm in study.arms_at(f):
-            seeds = study.paired(f, arm, BASELINE)[0]
+            seeds = study.paired(f, arm, NONE)[0]
             mean = {k: statistics.fmean(rows[f, arm, s][k] for s in seeds) for k in SECONDARY_KEYS}
             lines.append(f"{fraction_name(f):>8} {arm:<34} {len(seeds):>5} {_secondary_cells(mean)}")
-            if arm != BASELINE:
-                gain = {k: statistics.fmean(rows[f, arm, s][k] - rows[f, BASELINE, s][k] for s in seeds)
+            if arm != NONE:
+                gain = {k: statistics.fmean(rows[f, arm, s][k] - rows[f, NONE, s][k] for s in seeds)
                         for k in SECONDARY_KEYS}
                 lines.append(f"{'':>8} {'  − none':<34} {'':>5} {_secondary_cells(gain, signed=True)}")
     return "\n".join(lines)
@@ -244,15 +244,15 @@ def format_a43(study: Study) -> str:
         return "\n".join(lines)
     seed = seeds[0]
     for arm in BIASED_ARMS:
-        a, b = study.run(FULL, arm, seed), study.run(FULL, BASELINE, seed)
+        a, b = study.run(FULL, arm, seed), study.run(FULL, NONE, seed)
         dev, test = a.dev_correct - b.dev_correct, a.test_correct_count - b.test_correct_count
         mcnemar = mcnemar_exact(a.test_predictions, b.test_predictions, a.test_labels)
         lines.append(f"{arm} − none, full split, seed {seed}: dev {dev / len(a.dev_labels):+.4f} ({dev:+d} pairs), "
                      f"test {test / study.n_test:+.4f} ({test:+d} pairs); McNemar on test: {mcnemar.only_a} vs "
                      f"{mcnemar.only_b}, exact p {format_p(mcnemar.p_value)}")
         if study.complete_seeds.get(LARGE):
-            ten = study.contrast(LARGE, arm, BASELINE)
-            devs = [study.run(LARGE, arm, s).dev_correct - study.run(LARGE, BASELINE, s).dev_correct for s in ten.seeds]
+            ten = study.contrast(LARGE, arm, NONE)
+            devs = [study.run(LARGE, arm, s).dev_correct - study.run(LARGE, NONE, s).dev_correct for s in ten.seeds]
             n_dev = len(a.dev_labels)
             inside = min(ten.wins) <= test <= max(ten.wins)
             lines.append(f"  10 % seeds (n={len(ten.wins)}): test {_interval(ten)}, range {min(ten.wins) / study.n_test:+.4f}"
