@@ -6,7 +6,7 @@ LCQMC-like length (``benchmarks/lcqmc_lengths.py``; the real split repeats some 
 it holds fewer distinct sentences than this one), then times what the runner does before
 training — read the splits, draw the fixed 10 % training subset, load the parser, parse the
 sentences of the subset, dev and test through a fresh parse cache
-(:func:`lessons_lib.syntax_bias.experiment.parse_corpus`) — and once more with the cache warm
+(:func:`lessons_lib.ablation.experiment.parse_corpus`) — and once more with the cache warm
 (every parse read back and checked). It prints how many sentences the three splits hold (all
 of which ``lessons preparse`` without ``--train-fraction`` parses) against how many the
 experiment parses. Run from the repository root::
@@ -26,8 +26,8 @@ from pathlib import Path
 
 from lcqmc_lengths import lcqmc_length_pairs
 from lessons_lib.pairs.data import load_lcqmc
-from lessons_lib.syntax_bias.config import ExperimentConfig
-from lessons_lib.syntax_bias.experiment import needed_texts, parse_corpus
+from lessons_lib.ablation.config import ExperimentConfig
+from lessons_lib.ablation.experiment import needed_texts, parse_corpus
 
 LCQMC_SIZES = {"train": 238_766, "dev": 8_802, "test": 12_500}
 

@@ -18,7 +18,10 @@ subpackage                  concept                                             
                             buckets, the parse cache, parser noise, the parser's
                             own training
 ``syntax_bias``             bias modules, their registry, the biased classifier,      08–09
-                            the ablation runner and its typed results
+                            the distance predictor
+``ablation``                the ablation: its config, runner and worker pool, typed   08–10
+                            results, the grid of several results files, the
+                            data-size study (files, analysis, report, figures)
 ``exercises``               the checkers the lessons' exercise cells call             01–09
 ``course``                  the lessons' helpers: plotting, diagrams,                 all
                             reproducibility, environment checks, notebooks,
@@ -33,8 +36,8 @@ Shared by all: :mod:`lessons_lib.errors` (:class:`~lessons_lib.errors.CourseInpu
 :mod:`lessons_lib.files` (every file the course writes: atomically, under a lock, recorded) and
 :mod:`lessons_lib.paths` (where the course's files live), :mod:`lessons_lib.seeding`
 (:func:`~lessons_lib.seeding.set_seed`). Dependencies point one way:
-``attention`` ← ``transformer`` ← ``pairs`` ← ``evaluation`` ← ``training`` ← ``syntax_bias``, and
-``pairs`` ← ``syntax`` ← ``syntax_bias`` (``seq2seq`` uses ``attention`` only); ``exercises``
+``attention`` ← ``transformer`` ← ``pairs`` ← ``evaluation`` ← ``training`` ← ``syntax_bias`` ←
+``ablation``, and ``pairs`` ← ``syntax`` ← ``syntax_bias`` (``seq2seq`` uses ``attention`` only); ``exercises``
 and ``course`` sit above them, ``grader`` and ``website`` above ``course``, and ``cli`` on top.
 A room is named after its concept: ``pairs`` keeps the data (with the data statistics, which
 the sample generator draws towards), ``evaluation`` what is done with a model's predictions,

@@ -225,8 +225,8 @@ def test_the_learned_tree_bias_solves_the_control_and_sequence_distance_does_not
     One epoch of the control recipe at table lr ×100 (the jump from chance to 1.0 happens
     in the first epoch for this seed with the pinned torch; other seeds may need three).
     """
-    from lessons_lib.syntax_bias.config import ExperimentConfig
-    from lessons_lib.syntax_bias.experiment import run_experiment
+    from lessons_lib.ablation.config import ExperimentConfig
+    from lessons_lib.ablation.experiment import run_experiment
 
     task = make_attachment_control(n_dev=100, n_test=300)
     config = ExperimentConfig(variants=["none", "learned", "relative_position"], seeds=[5], preset="control", model={},

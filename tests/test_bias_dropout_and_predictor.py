@@ -11,12 +11,12 @@ from lessons_lib.pairs.encoding import make_batches
 from lessons_lib.pairs.vocab import Vocabulary
 from lessons_lib.syntax.buckets import DEFAULT_SCHEME, PAD_BUCKET, layout_buckets
 from lessons_lib.syntax.parser import Parse
-from lessons_lib.syntax_bias.config import ExperimentConfig
-from lessons_lib.syntax_bias.experiment import build_model, predictor_confusion, run_experiment
+from lessons_lib.ablation.config import ExperimentConfig
+from lessons_lib.ablation.experiment import build_model, predictor_confusion, run_experiment
 from lessons_lib.syntax_bias.model import BUCKETS_KEY, bucket_extras
 from lessons_lib.syntax_bias.predictor import (DistancePredictor, bucket_confusion, offset_baseline_accuracy, open_pairs,
                                                predictor_loss)
-from lessons_lib.syntax_bias.results import ExperimentResult
+from lessons_lib.ablation.results import ExperimentResult
 
 TINY_MODEL = {"d_model": 16, "d_ff": 32, "n_heads": 2, "n_layers": 2}
 SENTENCES = ["怎么学习英语", "如何学好英语", "英语怎么学", "怎么做红烧肉", "红烧肉的做法", "手机没电了怎么办",

@@ -63,8 +63,8 @@ class EveryPairBias(_FixedTableBias):
 def test_a_new_variant_is_one_class_one_options_dataclass_and_one_entry(monkeypatch, tmp_path):
     """Registered here at test time, the toy variant reaches the config, the runner, the flags and the table."""
     from lessons_lib.cli.experiment_commands import config_from_args
-    from lessons_lib.syntax_bias.config import ExperimentConfig
-    from lessons_lib.syntax_bias.experiment import run_experiment
+    from lessons_lib.ablation.config import ExperimentConfig
+    from lessons_lib.ablation.experiment import run_experiment
 
     monkeypatch.setitem(VARIANTS, "every_pair", Variant("every_pair", "a constant on every pair", EveryPairOptions,
                                                         f"{__name__}:EveryPairBias", buckets="tree"))

@@ -17,10 +17,10 @@ from lessons_lib.syntax.buckets import DEFAULT_SCHEME, batch_pair_distance_bucke
 from lessons_lib.syntax.noise import noisy_parses, perturb_heads, random_heads, scrambled_parses
 from lessons_lib.syntax.parser import Parse
 from lessons_lib.syntax.trees import validate_heads
-from lessons_lib.syntax_bias.config import ExperimentConfig
-from lessons_lib.syntax_bias.experiment import build_model, load_trained, run_experiment, subsample
+from lessons_lib.ablation.config import ExperimentConfig
+from lessons_lib.ablation.experiment import build_model, load_trained, run_experiment, subsample
 from lessons_lib.syntax_bias.model import BUCKETS_KEY, bucket_extras, check_parse_alignment
-from lessons_lib.syntax_bias.results import ExperimentResult
+from lessons_lib.ablation.results import ExperimentResult
 
 TINY_MODEL = {"d_model": 16, "d_ff": 32, "n_heads": 2, "n_layers": 2}
 TINY_TRAIN = {"epochs": 1, "batch_size": 8, "lr": 1e-3, "max_len": 32}
@@ -489,7 +489,7 @@ def test_extras_of_each_variant_read_the_source_the_registry_names():
 
 
 def test_only_the_used_sentences_are_parsed_and_other_parses_never_resume(data_dir, tmp_path):
-    from lessons_lib.syntax_bias.experiment import needed_texts
+    from lessons_lib.ablation.experiment import needed_texts
 
     data = load_lcqmc(data_dir)
     config = _config(variants=["none", "learned"], seeds=[0], train_fraction=0.2)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -10,10 +11,11 @@ import pytest
 from lessons_lib.errors import CourseInputError
 from lessons_lib.files import record_via
 from lessons_lib.pairs.data import LCQMC_SHA256
-from lessons_lib.syntax_bias.config import ExperimentConfig
-from lessons_lib.syntax_bias.grid import (Contrast, PairedDifference, arm_name, load_grid, pooled_interval,
-                                         seed_level_verdicts, verdict)
-from lessons_lib.syntax_bias.results import DataSummary, ExperimentResult, RunRecord, results_paths
+from lessons_lib.ablation.config import ExperimentConfig
+from lessons_lib.ablation.arms import Arm
+from lessons_lib.ablation.grid import (Contrast, PairedDifference, load_grid, pooled_interval, seed_level_verdicts,
+                                      verdict)
+from lessons_lib.ablation.results import DataSummary, ExperimentResult, RunRecord, results_paths
 
 N_TEST = 400
 LABELS = [i % 2 for i in range(N_TEST)]
@@ -41,16 +43,33 @@ def _save(tmp_path, name: str, result: ExperimentResult):
     return record_via(tmp_path / f"{name}.json", result.save)
 
 
+def _label(result, variant):
+    return Arm.of(result, variant).label
+
+
 def test_arms_are_named_by_variant_trees_and_changed_options():
     plain = _result({("learned", 0): set()})
-    assert arm_name(plain, "learned") == "learned"
+    assert _label(plain, "learned") == "learned"
     noisy = _result({("learned", 0): set()}, parser_noise=1.0)
-    assert arm_name(noisy, "learned") == "learned · random trees"
-    assert arm_name(noisy, "none") == "none"  # the baseline reads no tree
-    assert arm_name(noisy, "window_mask") == "window_mask"  # sequence distances, no tree either
-    assert arm_name(_result({("learned", 0): set()}, parser_noise=0.3), "learned") == "learned · noise 0.3"
+    assert _label(noisy, "learned") == "learned · random trees"
+    assert _label(noisy, "none") == "none"  # the baseline reads no tree
+    assert _label(noisy, "window_mask") == "window_mask"  # sequence distances, no tree either
+    assert _label(_result({("learned", 0): set()}, parser_noise=0.3), "learned") == "learned · noise 0.3"
     slow = _result({("learned", 0): set()}, bias_options={"bias_lr_multiplier": 1.0})
-    assert arm_name(slow, "learned") == "learned · bias_lr_multiplier=1.0"
+    assert _label(slow, "learned") == "learned · bias_lr_multiplier=1.0"
+    scrambled = _result({("learned", 0): set()}, scramble_words=True)
+    assert _label(scrambled, "learned") == "learned · scrambled words"
+
+
+def test_an_arm_is_a_value_whose_parts_are_read_not_parsed_from_its_label():
+    noisy = Arm.of(_result({("learned", 0): set()}, parser_noise=0.3), "learned")
+    # the noise is the exact decimal the file gives, whatever float arithmetic would make of it
+    assert noisy == Arm("learned", Fraction(3, 10)) and noisy != Arm("learned", Fraction(0.1 * 3))
+    assert Arm.of(_result({("learned", 0): set()}, parser_noise=1.0), "learned") == Arm("learned", Fraction(1))
+    assert Arm.of(_result({("none", 0): set()}, parser_noise=1.0), "none") == Arm("none")  # no tree read
+    slow = Arm.of(_result({("learned", 0): set()}, bias_options={"bias_lr_multiplier": 1.0}), "learned")
+    assert slow.variant == "learned" and slow.options == ("bias_lr_multiplier=1.0",) and slow != Arm("learned")
+    assert f"{slow:<40}|" == f"{slow.label:<40}|" and str(slow) == slow.label
 
 
 def test_contrasts_pair_runs_of_different_files_seed_by_seed(tmp_path):
@@ -61,7 +80,8 @@ def test_contrasts_pair_runs_of_different_files_seed_by_seed(tmp_path):
     paths = [_save(tmp_path, "textbook", _result({**base, **tree})),
              _save(tmp_path, "textbook_random", _result(random_trees, parser_noise=1.0))]
     grid = load_grid(paths)
-    assert grid.arms("textbook") == ["none", "learned", "learned · random trees"]
+    assert grid.arms("textbook") == [Arm("none"), Arm("learned"), Arm("learned", Fraction(1))]
+    assert [arm.label for arm in grid.arms("textbook")] == ["none", "learned", "learned · random trees"]
     contrast = grid.contrast("textbook", "learned", "learned · random trees")
     assert [(d.seed, d.only_a_right, d.only_b_right) for d in contrast.per_seed] == [(0, 40, 0), (1, 40, 0), (2, 40, 0)]
     assert contrast.pooled == pytest.approx(40 / N_TEST)
@@ -180,13 +200,13 @@ def test_the_shipped_real_lcqmc_results_load_as_one_grid():
     assert files, f"no results in {paths.LCQMC_RESULTS_DIR}"
     grid = load_grid(files, LCQMC_SHA256)
     assert {"none", "learned", "relative_position", "hard_mask", "window_mask", "learned · random trees",
-            "hard_mask · random trees"} <= set(grid.arms("textbook"))
-    assert all(len(grid.seeds("textbook", arm)) == 3 for arm in grid.arms("textbook") if " · bias_lr" not in arm)
+            "hard_mask · random trees"} <= {arm.label for arm in grid.arms("textbook")}
+    assert all(len(grid.seeds("textbook", arm)) == 3 for arm in grid.arms("textbook") if not arm.options)
 
 
 def _contrast(wins_per_seed, pairs=1000):
     per_seed = [PairedDifference(s, w / pairs, max(w, 0) + 10, max(-w, 0) + 10, 1.0) for s, w in enumerate(wins_per_seed)]
-    return Contrast("r", "a", "b", "?", per_seed, 0.0, 0.0, 0.0, "")
+    return Contrast("r", Arm("a"), Arm("b"), "?", per_seed, 0.0, 0.0, 0.0, "")
 
 
 def test_the_method_is_judged_over_seeds_with_holms_correction():
@@ -212,7 +232,7 @@ def test_a_grids_forest_plot_draws_each_seed_and_the_seed_level_interval():
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from lessons_lib.syntax_bias.study_figures import forest_plot, grid_rows
+    from lessons_lib.ablation.study_figures import forest_plot, grid_rows
 
     contrasts = [_contrast([20, 22, 19]), _contrast([-5])]  # the second has one seed: no interval
     levels = seed_level_verdicts(contrasts)

@@ -640,7 +640,7 @@ def _written_by_the_course_as_something_else(path: Path) -> None:
 
 def _written_as_experiment_results(path: Path) -> None:
     from lessons_lib.files import record_written
-    from lessons_lib.syntax_bias.results import RESULTS_KIND
+    from lessons_lib.ablation.results import RESULTS_KIND
 
     path.parent.mkdir(parents=True, exist_ok=True)
     record_written(path, USERS_BYTES, RESULTS_KIND)
@@ -824,7 +824,7 @@ class TestIdentityAndHints:
         from lessons_lib.pairs.data import load_lcqmc
         from lessons_lib.training.trainer import train_pair_classifier
         from lessons_lib.pairs.vocab import Vocabulary
-        from lessons_lib.syntax_bias import experiment
+        from lessons_lib.ablation import experiment
 
         data = load_lcqmc(LCQMC_SAMPLE_DIR)
         train = data.train.examples[:16]
@@ -937,7 +937,7 @@ def test_every_suggested_command_exists_with_the_flags_it_takes():
 _MESSAGES_REACH = {
     "training/trainer.py": ("train", "experiment"),
     "training/runs.py": ("train", "experiment", "compare"),
-    "syntax_bias/experiment.py": ("experiment",),
+    "ablation/experiment.py": ("experiment",),
     "syntax/cache.py": ("preparse", "experiment"),
     "grader/sandbox.py": ("grade",),
     "grader/grading.py": ("grade",),

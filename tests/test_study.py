@@ -14,12 +14,15 @@ import pytest
 from lessons_lib.errors import CourseInputError
 from lessons_lib.files import MANIFEST_NAME, record_written
 from lessons_lib.evaluation.metrics import accuracy_at_threshold, dev_tuned_threshold, rank_auc
-from lessons_lib.syntax_bias.config import ExperimentConfig
-from lessons_lib.syntax_bias.results import DataSummary, EpochRecord, ExperimentResult, RunRecord
-from lessons_lib.syntax_bias.study import (CURVE_ARMS, PLAN_SEEDS, PRIMARY_FRACTIONS, a48_verdict, control_target,
-                                          load_study)
+from lessons_lib.ablation.config import ExperimentConfig
+from lessons_lib.ablation.results import DataSummary, EpochRecord, ExperimentResult, RunRecord
+from lessons_lib.ablation.arms import Arm
+from lessons_lib.ablation.study_analysis import (CURVE_ARMS, HARD_MASK, LEARNED, PLAN_SEEDS, PRIMARY_FRACTIONS,
+                                                 a48_verdict, control_target)
+from lessons_lib.ablation.study_files import load_study
 
 N_TEST, N_DEV = 200, 40
+F = Fraction  # the study keys a training fraction by the exact decimal its files give: F("0.01")
 TEST_LABELS = [i % 2 for i in range(N_TEST)]
 DEV_LABELS = [i % 2 for i in range(N_DEV)]
 PAIRS = {"train": "a" * 64, "dev": "b" * 64, "test": "c" * 64}
@@ -130,7 +133,7 @@ def test_a_planted_gain_at_one_percent_is_found_and_read_for_a48(tmp_path):
 
 
 def test_the_primary_table_gives_each_contrast_its_seeds(tmp_path):
-    from lessons_lib.syntax_bias.study import format_a48
+    from lessons_lib.ablation.study_report import format_a48
     study = load_study(_study(tmp_path, _gain_at_one_percent))
     full, short = format_a48(study).splitlines(), format_a48(study, per_seed=False).splitlines()
     gain = next(line for line in full if line.startswith("learned − none at 1 %"))
@@ -173,8 +176,9 @@ def test_partly_when_only_the_difference_of_differences_holds(tmp_path):
 
 
 def _contrast(fraction, holm_p, sign):
-    from lessons_lib.syntax_bias.study import StudyContrast
-    return StudyContrast("c", "learned", fraction, [], [], [], 0.0, 0.0, 0.0, 0.0, 1, holm_p, sign, 1.0, holm_p)
+    from lessons_lib.ablation.study_analysis import LEARNED, StudyContrast
+    return StudyContrast("c", LEARNED, None if fraction is None else Fraction(str(fraction)), [], [], [], 0.0, 0.0, 0.0,
+                         0.0, 1, holm_p, sign, 1.0, holm_p)
 
 
 @pytest.mark.parametrize("gain, dod, expected", [
@@ -195,7 +199,7 @@ def test_a48_rules(gain, dod, expected):
 
 def test_secondary_movement_and_bootstrap(tmp_path):
     study = load_study(_study(tmp_path, _gain_at_one_percent))
-    assert study.movement() == {0.01: 0.5, 0.03: 0.5, 0.1: 0.5}
+    assert study.movement() == {F("0.01"): 0.5, F("0.03"): 0.5, F("0.1"): 0.5}
     gain = next(c for c in study.primary() if c.name == "learned − none at 1 %")
     mean, low, high = study.bootstrap(gain)
     assert mean == pytest.approx(gain.mean) and low <= mean <= high
@@ -204,12 +208,14 @@ def test_secondary_movement_and_bootstrap(tmp_path):
 
 
 def test_discrimination_table_reads_every_arm_and_its_difference_from_none(tmp_path):
-    from lessons_lib.syntax_bias.study import format_discrimination, format_secondary
+    from lessons_lib.ablation.study_report import format_discrimination, format_secondary
     folder = _study(tmp_path, _gain_at_one_percent)
     for seed in SEEDS[0.01]:
         _write(folder / "controls", 0.01, f"random-{seed}", _result(0.01, "learned", seed, 64, parser_noise=1.0))
     study = load_study(folder)
-    assert "learned · random trees" in study.arms_at(0.01) and "learned · random trees" not in study.arms_at(0.03)
+    random_trees = Arm("learned", parser_noise=F(1))
+    assert random_trees in study.arms_at(0.01) and random_trees not in study.arms_at(0.03)
+    assert random_trees.label == "learned · random trees"
     lines = format_discrimination(study).splitlines()
     row = next(i for i, line in enumerate(lines) if line.split()[:4] == ["1", "%", "learned", "·"])
     # every file's calls are its probabilities' argmax, so accuracy and AUC fall together: 64 wrong of 200
@@ -232,7 +238,7 @@ def test_the_tables_movement_by_epoch_is_the_median_over_seeds(tmp_path):
                                       "pairs_per_second": 1.0, "bias_max_abs": e * (seed - 99) / 100} for e in (1, 2, 3)]
         blob["runs"][0]["optimizer_steps"] = 114
         path.write_text(json.dumps(blob))
-    steps, medians = load_study(folder).movement_by_epoch()[0.01]
+    steps, medians = load_study(folder).movement_by_epoch()[F("0.01")]
     # seeds 100–109 scale epoch e by 1 … 10; the median of 1 … 10 is 5.5
     assert steps == 38 and medians == pytest.approx([0.055, 0.11, 0.165])
     blob["runs"][0]["epochs"][1]["bias_max_abs"] = None  # a gap in an epoch the run did not choose
@@ -242,7 +248,7 @@ def test_the_tables_movement_by_epoch_is_the_median_over_seeds(tmp_path):
 
 
 def test_a43_reads_the_full_split_beside_the_ten_percent_seeds(tmp_path):
-    from lessons_lib.syntax_bias.study import format_a43
+    from lessons_lib.ablation.study_report import format_a43
     folder = _study(tmp_path, _gain_at_one_percent)
     assert format_a43(load_study(folder)).startswith("A43: no full-split runs")
     # seed 0 on the whole split: learned right on 4 pairs none gets wrong, wrong on 1 it gets right
@@ -266,7 +272,7 @@ def test_a43_reads_the_full_split_beside_the_ten_percent_seeds(tmp_path):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from lessons_lib.syntax_bias.study_figures import gain_curve
+    from lessons_lib.ablation.study_figures import gain_curve
     ax = gain_curve(study)  # one seed is not a point of the curve
     assert [t.get_text() for t in ax.get_xticklabels()] == ["1 %", "3 %", "10 %"]
     assert max(x for line in ax.get_lines() if line.get_marker() == "o" for x in line.get_xdata()) < 0.2
@@ -275,7 +281,7 @@ def test_a43_reads_the_full_split_beside_the_ten_percent_seeds(tmp_path):
 
 def test_the_control_target_ties_to_the_smaller_fraction(tmp_path):
     study = load_study(_study(tmp_path, _gain_at_one_percent))  # every dev gain is 0: a tie everywhere
-    assert control_target(study) == ("learned", 0.01)
+    assert control_target(study) == (LEARNED, F("0.01"))
 
 
 def test_one_and_ten_percent_must_share_commit_and_device(tmp_path):
@@ -289,7 +295,7 @@ def test_one_and_ten_percent_must_share_commit_and_device(tmp_path):
 
 
 def test_controls_at_the_largest_dev_gain(tmp_path):
-    from lessons_lib.syntax_bias.study import format_controls
+    from lessons_lib.ablation.study_report import format_controls
     folder = _study(tmp_path, _gain_at_one_percent)
     # dev gain: hard_mask at 3 % is best (4 dev pairs more than none on every seed)
     for seed in SEEDS[0.03]:
@@ -304,7 +310,7 @@ def test_controls_at_the_largest_dev_gain(tmp_path):
         _write(controls, 0.03, f"scrambled-{seed}", _result(0.03, "hard_mask", seed, 62, scramble=True))
         _write(controls, 0.03, f"window-{seed}", _result(0.03, "window_mask", seed, 61))
     study = load_study(folder)
-    assert control_target(study) == ("hard_mask", 0.03)
+    assert control_target(study) == (HARD_MASK, F("0.03"))
     (arm, fraction), family, descriptive = study.controls()
     assert [c.name for c in family] == ["hard_mask − hard_mask · random trees at 3 %",
                                         "hard_mask · random trees − hard_mask · scrambled words at 3 %",
@@ -316,7 +322,7 @@ def test_controls_at_the_largest_dev_gain(tmp_path):
 
 def test_power_is_read_at_the_spread_the_seeds_showed(tmp_path):
     from lessons_lib.evaluation.significance import detectable_mean
-    from lessons_lib.syntax_bias.study import format_power
+    from lessons_lib.ablation.study_report import format_power
     study = load_study(_study(tmp_path, _gain_at_one_percent))
     text = format_power(study)
     line = next(line for line in text.splitlines() if line.startswith("learned − none at 1 %"))
@@ -331,9 +337,10 @@ def test_power_is_read_at_the_spread_the_seeds_showed(tmp_path):
 
 
 def test_controls_are_tested_only_when_all_are_written(tmp_path):
-    from lessons_lib.syntax_bias.study import format_controls
+    from lessons_lib.ablation.study_report import format_controls
     folder = _study(tmp_path, _gain_at_one_percent)  # target: learned at 1 % (the planted dev-free gain ties)
-    arm, fraction = control_target(load_study(folder))
+    target, exact_fraction = control_target(load_study(folder))
+    arm, fraction = target.variant, float(exact_fraction)
     controls = folder / "controls"
     for seed in list(SEEDS[fraction])[:4]:
         _write(controls, fraction, f"random-{seed}", _result(fraction, arm, seed, 60, parser_noise=1.0))
@@ -405,7 +412,7 @@ def test_the_command_refuses_calls_against_their_probabilities_in_one_line(tmp_p
 
 def test_a_fraction_or_seed_the_plan_does_not_name_is_refused_unless_the_folder_is_not_the_plans(tmp_path, capsys):
     from lessons_lib.cli import main
-    from lessons_lib.syntax_bias.study import format_curve
+    from lessons_lib.ablation.study_report import format_curve
     folder = _study(tmp_path / "five", _gain_at_one_percent)
     _study(folder, lambda f, a, s: 0, seeds={0.05: range(500, 503)})  # complete seeds at 5 %: not the plan's
     with pytest.raises(CourseInputError) as error:
@@ -415,15 +422,15 @@ def test_a_fraction_or_seed_the_plan_does_not_name_is_refused_unless_the_folder_
                            "not one of the plan's fractions (1 %, 3 %, 10 %, 30 %, 100 %")
     assert line.endswith("--unplanned reads a folder that is not the plan's") and "\n" not in line
     study = load_study(folder, unplanned=True)  # said to be another folder: read as before
-    assert study.fractions() == [0.01, 0.03, 0.05, 0.1] and "5 %" in format_curve(study)
+    assert study.fractions() == [F("0.01"), F("0.03"), F("0.05"), F("0.1")] and "5 %" in format_curve(study)
     # a seed the plan does not name at a planned fraction, even among complete seeds read with --partial
     folder = _one_seed(tmp_path / "seed")
-    for arm in CURVE_ARMS:
+    for arm in (a.variant for a in CURVE_ARMS):
         _write(folder, 0.01, f"matchflags-{arm}-seed7", _result(0.01, arm, 7, 60))
     with pytest.raises(CourseInputError, match=r"seed7\.json: runs\[0\]\.seed 7 is not one of the plan's seeds at 1 % "
                                                r"\(100–109\); --unplanned"):
         load_study(folder, partial=True)
-    assert load_study(folder, partial=True, unplanned=True).complete_seeds == {0.01: [7, 100]}
+    assert load_study(folder, partial=True, unplanned=True).complete_seeds == {F("0.01"): [7, 100]}
     # the command: exit 2 and the one line; --unplanned reads it
     assert main(["study", str(folder), "--partial"]) == 2
     err = capsys.readouterr().err
@@ -447,13 +454,13 @@ def test_two_files_for_one_run_and_a_missing_arm(tmp_path):
 
 
 def test_partial_reads_only_complete_seeds_and_says_so(tmp_path):
-    from lessons_lib.syntax_bias.study import format_a48, format_controls, format_curve, format_secondary
+    from lessons_lib.ablation.study_report import format_a48, format_controls, format_curve, format_secondary
     folder = _study(tmp_path, _gain_at_one_percent, seeds={0.01: range(100, 104)})
     _write(folder, 0.01, "matchflags-none-seed104", _result(0.01, "none", 104, 60))
     with pytest.raises(CourseInputError):
         load_study(folder)
     study = load_study(folder, partial=True)
-    assert study.complete_seeds == {0.01: [100, 101, 102, 103]}
+    assert study.complete_seeds == {F("0.01"): [100, 101, 102, 103]}
     assert len(study.primary()) == 2
     for text in (format_curve(study), format_a48(study), format_secondary(study), format_controls(study)):
         assert text.startswith("partial: only complete seeds read (1 %: seeds 100, 101, 102, 103)")
@@ -470,15 +477,15 @@ def test_without_partial_every_primary_fraction_needs_the_plans_seeds(tmp_path):
 
 
 def test_thirty_percent_and_the_full_split_are_counted_until_all_their_runs_are_written(tmp_path):
-    from lessons_lib.syntax_bias.study import format_a43, format_a48, format_curve, format_exact_and_bootstrap
+    from lessons_lib.ablation.study_report import format_a43, format_a48, format_curve, format_exact_and_bootstrap
     folder = _study(tmp_path, _gain_at_one_percent)
     for arm in ("none", "learned", "hard_mask"):  # seed 3000 complete, seed 3001 begun
         _write(folder, 0.3, f"matchflags-{arm}-seed3000", _result(0.3, arm, 3000, 50))
     _write(folder, 0.3, "matchflags-none-seed3001", _result(0.3, "none", 3001, 50))
     _write(folder, 1.0, "matchflags-none-seed0", _result(1.0, "none", 0, 40))
     study = load_study(folder)
-    assert study.unfinished == {0.3: (4, 9), 1.0: (1, 3)}
-    assert study.fractions() == [0.01, 0.03, 0.1] and not any(r.fraction in (0.3, 1.0) for r in study.runs)
+    assert study.unfinished == {F("0.3"): (4, 9), F(1): (1, 3)}
+    assert study.fractions() == list(PRIMARY_FRACTIONS) and not any(r.fraction in (F("0.3"), F(1)) for r in study.runs)
     assert format_curve(study).splitlines()[-1] == ("30 %: 4 of 9 runs written (seeds 3000–3002); "
                                                     "nothing is read before all are")
     assert format_a43(study) == "A43, the full split: 1 of 3 runs written (seed 0); nothing is read before all are"
@@ -490,15 +497,15 @@ def test_thirty_percent_and_the_full_split_are_counted_until_all_their_runs_are_
         load_study(folder)
     # --partial reads the complete seed; and once all nine are written, 30 % is read
     (folder / "f0.3" / "matchflags-learned-seed3001.json").unlink()
-    assert load_study(folder, partial=True).complete_seeds[0.3] == [3000]
+    assert load_study(folder, partial=True).complete_seeds[F("0.3")] == [3000]
     for seed in (3001, 3002):
         for arm in ("none", "learned", "hard_mask"):
             _write(folder, 0.3, f"matchflags-{arm}-seed{seed}",
                    _result(0.3, arm, seed, 50 - (arm == "learned"), dev_wrong=2 if arm == "learned" else 10))
     study = load_study(folder)
-    assert study.unfinished == {1.0: (1, 3)} and study.complete_seeds[0.3] == [3000, 3001, 3002]
+    assert study.unfinished == {F(1): (1, 3)} and study.complete_seeds[F("0.3")] == [3000, 3001, 3002]
     # learned's dev gain at 30 % is the largest anywhere, but the controls' target stays on the curve
-    assert study.dev_gain(0.3, "learned") == Fraction(16, 3) and control_target(study) == ("learned", 0.01)
+    assert study.dev_gain(0.3, "learned") == Fraction(16, 3) and control_target(study) == (LEARNED, F("0.01"))
     assert "learned − none at 30 %" in format_exact_and_bootstrap(study)
     # 30 %'s contrasts print below the family, with its columns and no Holm; the family stays the plan's 8
     a48 = format_a48(study).splitlines()
@@ -516,7 +523,7 @@ def test_thirty_percent_and_the_full_split_are_counted_until_all_their_runs_are_
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from lessons_lib.syntax_bias.study_figures import gain_curve
+    from lessons_lib.ablation.study_figures import gain_curve
     ax = gain_curve(study)
     means = [line for line in ax.get_lines() if line.get_marker() == "o"]
     solid = [line for line in means if line.get_linestyle() == "-"]
@@ -547,7 +554,7 @@ def test_figures_draw_the_contrasts_means(tmp_path):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from lessons_lib.syntax_bias.study_figures import forest_plot, gain_curve, study_rows, table_movement
+    from lessons_lib.ablation.study_figures import forest_plot, gain_curve, study_rows, table_movement
 
     study = load_study(_study(tmp_path, _gain_at_one_percent))
     ax = gain_curve(study)
@@ -572,7 +579,7 @@ def test_figures_draw_the_contrasts_means(tmp_path):
     plt.close("all")
 
 
-@pytest.mark.parametrize("group, fractions", [("curve", PRIMARY_FRACTIONS), ("thirty", (0.3,)), ("full", (1.0,))])
+@pytest.mark.parametrize("group, fractions", [("curve", PRIMARY_FRACTIONS), ("thirty", (F("0.3"),)), ("full", (F(1),))])
 def test_the_run_script_writes_the_files_the_plan_reads(tmp_path, group, fractions):
     """results/lcqmc/datasize/run.sh and PLAN_SEEDS name the same runs: one file per fraction, arm and seed."""
     import shutil
@@ -585,8 +592,8 @@ def test_the_run_script_writes_the_files_the_plan_reads(tmp_path, group, fractio
     shutil.copy(REPO_ROOT / "results" / "lcqmc" / "datasize" / "run.sh", script)
     todo = subprocess.run(["bash", str(script), "todo", group], capture_output=True, text=True, timeout=60)
     assert todo.returncode == 0, todo.stderr
-    expected = {f"f{f:g}/matchflags-{arm}-seed{seed}.json" for f in fractions for seed in PLAN_SEEDS[f]
-                for arm in CURVE_ARMS}
+    expected = {f"f{float(f):g}/matchflags-{arm}-seed{seed}.json" for f in fractions for seed in PLAN_SEEDS[f]
+                for arm in (a.variant for a in CURVE_ARMS)}
     listed = todo.stdout.splitlines()
     assert set(listed) == expected and len(listed) == len(expected)
     done = tmp_path / listed[0]  # a file that exists is never made again

@@ -143,8 +143,8 @@ def test_lcqmc_sentences_of_the_shipped_sample():
 def test_a_fraction_reads_only_the_sentences_the_experiment_uses(tmp_path, capsys):
     from lessons_lib.cli import main
     from lessons_lib.pairs.data import load_lcqmc, subsample
-    from lessons_lib.syntax_bias.config import ExperimentConfig
-    from lessons_lib.syntax_bias.experiment import needed_texts
+    from lessons_lib.ablation.config import ExperimentConfig
+    from lessons_lib.ablation.experiment import needed_texts
 
     data = load_lcqmc(paths.LCQMC_SAMPLE_DIR)
     everything, _ = lcqmc_sentences(paths.LCQMC_SAMPLE_DIR)

@@ -57,8 +57,8 @@ def test_parameter_groups_exclude_biases_and_norm_weights() -> None:
 
 
 def _course_models():
-    from lessons_lib.syntax_bias.config import ExperimentConfig
-    from lessons_lib.syntax_bias.experiment import build_model
+    from lessons_lib.ablation.config import ExperimentConfig
+    from lessons_lib.ablation.experiment import build_model
     from lessons_lib.syntax_bias.registry import VARIANTS
 
     for preset in PRESETS:

@@ -80,7 +80,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     g = subparsers.add_parser(
         "grid", help="read several `lessons experiment` files of the same pairs: per arm, per seed against the "
                      "baseline, and the contrasts that decide whether a gain is the tree's",
-        description="Print the grid of several `lessons experiment` files (lessons_lib.syntax_bias.grid).",
+        description="Print the grid of several `lessons experiment` files (lessons_lib.ablation.grid).",
     )
     g.add_argument("results", nargs="+", type=Path,
                    help="JSON files written by `lessons experiment`, or folders of them (their *.json, sorted)")
@@ -93,8 +93,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run_grid_command(args: argparse.Namespace) -> int:
     from lessons_lib.errors import CourseInputError
     from lessons_lib.pairs.data import LCQMC_SHA256
-    from lessons_lib.syntax_bias.grid import load_grid
-    from lessons_lib.syntax_bias.results import results_paths
+    from lessons_lib.ablation.grid import load_grid
+    from lessons_lib.ablation.results import results_paths
 
     paths: list[Path] = []
     for given in args.results:
@@ -108,9 +108,9 @@ def run_grid_command(args: argparse.Namespace) -> int:
 
 
 def config_from_args(args: argparse.Namespace):
-    """The :class:`~lessons_lib.syntax_bias.config.ExperimentConfig` the flags describe."""
+    """The :class:`~lessons_lib.ablation.config.ExperimentConfig` the flags describe."""
     from lessons_lib.pairs.config import MODEL_OPTIONS
-    from lessons_lib.syntax_bias.config import ExperimentConfig
+    from lessons_lib.ablation.config import ExperimentConfig
 
     overrides = preset_overrides(args)
     model = {"n_layers": DEFAULT_LAYERS, **{k: v for k, v in overrides.items() if k in MODEL_OPTIONS}}
@@ -132,8 +132,8 @@ def run_experiment_command(args: argparse.Namespace) -> int:
     from lessons_lib.errors import CourseInputError, file_errors
     from lessons_lib.files import check_output_file, file_lock, record_via
     from lessons_lib.pairs.data import resolve_data_dir
-    from lessons_lib.syntax_bias.experiment import run_experiment
-    from lessons_lib.syntax_bias.results import RESULTS_KIND, is_results_file
+    from lessons_lib.ablation.experiment import run_experiment
+    from lessons_lib.ablation.results import RESULTS_KIND, is_results_file
     from lessons_lib.validation import check_int, check_not_a_file, check_not_a_folder
 
     config = config_from_args(args)
@@ -180,7 +180,7 @@ def _data_and_parses(args: argparse.Namespace, config):
     from lessons_lib.errors import CourseInputError
     from lessons_lib.pairs.data import load_lcqmc
     from lessons_lib.syntax.attachment_control import make_attachment_control
-    from lessons_lib.syntax_bias.experiment import parse_corpus
+    from lessons_lib.ablation.experiment import parse_corpus
 
     progress = not args.no_progress
     if args.control is None:

@@ -12,7 +12,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
         "study", help="read the data-size study's folder: the curve, the 8 primary contrasts and A48, "
                       "the secondary readings, the controls and A43",
-        description="Print the data-size study's analysis (lessons_lib.syntax_bias.study).",
+        description="Print the data-size study's analysis (lessons_lib.ablation.study_report).",
     )
     p.add_argument("folder", type=Path, help="the study's folder (every *.json under it: fF/ and controls/fF/)")
     add_expect_argument(p)
@@ -26,8 +26,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run_study_command(args: argparse.Namespace) -> int:
     from lessons_lib.pairs.data import LCQMC_SHA256
-    from lessons_lib.syntax_bias.study import (format_a43, format_a48, format_controls, format_curve, format_power,
-                                              format_secondary, load_study)
+    from lessons_lib.ablation.study_files import load_study
+    from lessons_lib.ablation.study_report import (format_a43, format_a48, format_controls, format_curve, format_power,
+                                                   format_secondary)
 
     study = load_study(args.folder, LCQMC_SHA256 if args.expect == "lcqmc" else None, partial=args.partial,
                        unplanned=args.unplanned)

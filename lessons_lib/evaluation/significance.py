@@ -51,7 +51,7 @@ from lessons_lib.validation import check_int, check_number
 NO_DIFFERENCE = "no difference detected"
 """The one reading of a comparison that finds no difference, whatever the test: the exact
 McNemar test at its α (:meth:`lessons_lib.evaluation.metrics.McNemarResult.verdict`) or the pooled
-interval over seeds (:func:`lessons_lib.syntax_bias.grid.verdict`). Its opposite is
+interval over seeds (:func:`lessons_lib.ablation.grid.verdict`). Its opposite is
 :func:`better`."""
 
 

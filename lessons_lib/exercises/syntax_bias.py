@@ -22,8 +22,8 @@ from lessons_lib.pairs.vocab import Vocabulary
 from lessons_lib.syntax.attachment_control import make_attachment_control
 from lessons_lib.syntax.buckets import (CROSS_SENTENCE_BUCKET, DEFAULT_MAX_DISTANCE, DEFAULT_SCHEME, NUM_BUCKETS,
                                         PAD_BUCKET, SPECIAL_BUCKET)
-from lessons_lib.syntax_bias.config import ExperimentConfig
-from lessons_lib.syntax_bias.experiment import run_experiment
+from lessons_lib.ablation.config import ExperimentConfig
+from lessons_lib.ablation.experiment import run_experiment
 from lessons_lib.syntax_bias.model import BUCKETS_KEY, SyntaxBiasedPairClassifier
 from lessons_lib.syntax_bias.predictor import offset_baseline_accuracy
 from lessons_lib.syntax_bias.registry import HardMaskOptions, LearnedOptions

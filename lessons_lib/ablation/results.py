@@ -1,6 +1,6 @@
 """The results of a syntax-bias ablation, typed, with their JSON form and a plain-text table.
 
-:class:`ExperimentResult` is what :func:`lessons_lib.syntax_bias.experiment.run_experiment`
+:class:`ExperimentResult` is what :func:`lessons_lib.ablation.experiment.run_experiment`
 returns and ``lessons experiment`` writes: per run (variant × seed) the dev/test accuracy
 and test predictions, per variant the spread over seeds, per variant and seed the exact
 McNemar test against the baseline of the same seed, and the learned bias per bucket; the
@@ -25,7 +25,7 @@ from typing import Any, Mapping, Sequence
 from lessons_lib.errors import CourseInputError, file_errors
 from lessons_lib.files import BOOKKEEPING_NAMES
 from lessons_lib.pairs.data import check_pairs_sha256
-from lessons_lib.syntax_bias.config import ExperimentConfig
+from lessons_lib.ablation.config import ExperimentConfig
 from lessons_lib.syntax_bias.registry import BASELINE, VARIANTS
 
 # What a file of `lessons experiment --out` is, in its folder's manifest (only such a file is replaced without --force).
@@ -166,7 +166,7 @@ class RunRecord:
         dev_accuracy, dev_f1, test_accuracy, test_f1, test_predictions: those of the weights of
             ``chosen_epoch``.
         run_dir: the run's folder name under the experiment's work folder (``None`` when
-            the experiment ran in memory); see :func:`lessons_lib.syntax_bias.experiment.load_trained`.
+            the experiment ran in memory); see :func:`lessons_lib.ablation.experiment.load_trained`.
         inference: the test split scored without the parser (biased variants only).
         predictor: the distance predictor's bucket scores (runs trained with one).
         chosen_epoch: the epoch whose weights scored test (the last, or with
@@ -282,7 +282,7 @@ class ExperimentResult:
     learned_bias: list[LearnedTable]
     command: list[str] = field(default_factory=list)
     # The test split's labels in order (no text): with each run's predictions they pair runs of
-    # different files (lessons_lib.syntax_bias.grid).
+    # different files (lessons_lib.ablation.grid).
     test_labels: list[int] = field(default_factory=list, repr=False)
     # The dev split's labels in order, for a threshold tuned on dev from the runs' probabilities.
     dev_labels: list[int] = field(default_factory=list, repr=False)

@@ -3,11 +3,11 @@
 One ``lessons experiment`` file holds the runs of one recipe on one kind of tree (the
 parser's, or random ones with ``--parser-noise 1.0``). :func:`load_grid` reads several,
 checks that they were made on the same pairs (and, when asked, on the real LCQMC, by the
-SHA-256 of its splits) and names each run's **arm**: its variant, its trees and any variant
-option set away from its default. :meth:`Grid.format` prints, per recipe:
+SHA-256 of its splits) and keys each run by its **arm** (:class:`~lessons_lib.ablation.arms.Arm`):
+its variant, its trees and any variant option set away from its default. :meth:`Grid.format` prints, per recipe:
 
 - per arm, dev and test accuracy over seeds: mean, range and number of seeds (no
-  t-interval: see :mod:`lessons_lib.syntax_bias.results`);
+  t-interval: see :mod:`lessons_lib.ablation.results`);
 - per arm and seed, the test difference to the baseline of the same seed with the exact
   McNemar counts and p;
 - the contrasts of :data:`CONTRASTS`, per seed in the same way, and pooled over seeds: the
@@ -29,7 +29,8 @@ seed is not yet such a claim.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
+from fractions import Fraction
 from pathlib import Path
 from typing import Mapping, Sequence
 
@@ -38,39 +39,23 @@ import numpy as np
 from lessons_lib.errors import CourseInputError
 from lessons_lib.evaluation.significance import (NO_DIFFERENCE, better, holm, mcnemar_p_value, mean_ci95, paired_t_p_value,
                                                  significant)
-from lessons_lib.syntax_bias.registry import BASELINE, VARIANTS, options_for, variant
-from lessons_lib.syntax_bias.results import ExperimentResult, Spread, format_p, format_spread, load_results, spread
+from lessons_lib.ablation.arms import Arm
+from lessons_lib.ablation.results import ExperimentResult, Spread, format_p, format_spread, load_results, spread
+from lessons_lib.syntax_bias.registry import BASELINE, VARIANTS
 
-__all__ = ["CONTRASTS", "RANDOM_TREES", "SCRAMBLED_WORDS", "GridRun", "PairedDifference", "Contrast", "Grid", "arm_name",
-           "load_grid",
+__all__ = ["CONTRASTS", "GridRun", "PairedDifference", "Contrast", "Grid", "load_grid",
            "bootstrap_sums", "pooled_interval", "verdict", "SeedLevel", "seed_level_verdicts"]
 
-RANDOM_TREES = "random trees"
-SCRAMBLED_WORDS = "scrambled words"
+_RANDOM = Fraction(1)  # parser noise 1: every head reattached at random
 # (arm a, arm b, the question a − b answers), printed for every recipe that has both arms.
 CONTRASTS = (
-    ("learned", f"learned · {RANDOM_TREES}", "is it the tree?"),
-    ("learned", "relative_position", "is it the tree, or only nearness?"),
-    ("hard_mask", f"hard_mask · {RANDOM_TREES}", "is it the tree?"),
-    ("hard_mask", "window_mask", "is it the tree, or only closing far pairs?"),
+    (Arm("learned"), Arm("learned", _RANDOM), "is it the tree?"),
+    (Arm("learned"), Arm("relative_position"), "is it the tree, or only nearness?"),
+    (Arm("hard_mask"), Arm("hard_mask", _RANDOM), "is it the tree?"),
+    (Arm("hard_mask"), Arm("window_mask"), "is it the tree, or only closing far pairs?"),
 )
 BOOTSTRAP_RESAMPLES = 2000
 SEED_LEVEL_ALPHA = 0.05
-
-
-def arm_name(result: ExperimentResult, variant_name: str) -> str:
-    """``learned``, ``learned · random trees``, ``learned · scrambled words``, ``learned · noise 0.3``,
-    ``learned · bias_lr_multiplier=1.0``."""
-    parts = [variant_name]
-    noise = result.config.parser_noise
-    if noise and variant(variant_name).buckets == "tree":
-        parts.append(RANDOM_TREES if noise == 1.0 else f"noise {noise:g}")
-    if result.config.scramble_words and variant(variant_name).buckets == "tree":
-        parts.append(SCRAMBLED_WORDS)
-    chosen, default = options_for(variant_name, result.config.bias_options), options_for(variant_name, {})
-    parts += [f"{f.name}={getattr(chosen, f.name)}" for f in fields(chosen)
-              if getattr(chosen, f.name) != getattr(default, f.name)]
-    return " · ".join(parts)
 
 
 @dataclass(frozen=True)
@@ -78,7 +63,7 @@ class GridRun:
     """One trained model of the grid."""
 
     recipe: str
-    arm: str
+    arm: Arm
     seed: int
     dev_accuracy: float
     test_accuracy: float
@@ -109,8 +94,8 @@ class Contrast:
     """
 
     recipe: str
-    a: str
-    b: str
+    a: Arm
+    b: Arm
     question: str
     per_seed: list[PairedDifference]
     pooled: float
@@ -250,7 +235,7 @@ def load_grid(paths: Sequence[str | Path], expected_sha256: Mapping[str, str] | 
             raise CourseInputError(f"{path}: recipe {recipe!r} with other options than in {recipes[recipe][0]}")
         labels = np.asarray(result.test_labels)
         for run in result.runs:
-            arm = arm_name(result, run.variant)
+            arm = Arm.of(result, run.variant)
             if any(r.recipe == recipe and r.arm == arm and r.seed == run.seed for r in runs):
                 raise CourseInputError(f"{path}: {recipe} / {arm} / seed {run.seed} is also in an earlier file")
             runs.append(GridRun(recipe, arm, run.seed, run.dev_accuracy, run.test_accuracy,
@@ -269,21 +254,31 @@ class Grid:
     def recipes(self) -> list[str]:
         return list(dict.fromkeys(r.recipe for r in self.runs))
 
-    def arms(self, recipe: str) -> list[str]:
+    def arms(self, recipe: str) -> list[Arm]:
         """The recipe's arms in registry order (the baseline first), each variant's plain arm before its others."""
         order = list(VARIANTS)
-        names = dict.fromkeys(r.arm for r in self.runs if r.recipe == recipe)
-        return sorted(names, key=lambda arm: (order.index(arm.split(" · ")[0]), arm))
+        arms = dict.fromkeys(r.arm for r in self.runs if r.recipe == recipe)
+        return sorted(arms, key=lambda arm: (order.index(arm.variant), arm.label))
 
-    def seeds(self, recipe: str, arm: str) -> dict[int, GridRun]:
+    def arm(self, arm: Arm | str) -> Arm:
+        """``arm``, or the grid's arm whose label is ``arm`` (``"hard_mask · random trees"``, as the
+        tables print it); a label of no run gives an arm of no run."""
+        if isinstance(arm, Arm):
+            return arm
+        return next((r.arm for r in self.runs if r.arm.label == arm), Arm(arm))
+
+    def seeds(self, recipe: str, arm: Arm | str) -> dict[int, GridRun]:
+        """The runs of ``arm`` (an arm or its label) in ``recipe``, by seed."""
+        arm = self.arm(arm)
         return {r.seed: r for r in sorted(self.runs, key=lambda r: r.seed) if r.recipe == recipe and r.arm == arm}
 
-    def contrast(self, recipe: str, a: str, b: str, question: str = "") -> Contrast:
-        """Arm ``a`` minus arm ``b`` over the seeds both ran."""
+    def contrast(self, recipe: str, a: Arm | str, b: Arm | str, question: str = "") -> Contrast:
+        """Arm ``a`` minus arm ``b`` (arms or their labels) over the seeds both ran."""
+        a, b = self.arm(a), self.arm(b)
         runs_a, runs_b = self.seeds(recipe, a), self.seeds(recipe, b)
         common = [s for s in runs_a if s in runs_b]
         if not common:
-            raise CourseInputError(f"{recipe}: arms {a!r} and {b!r} share no seed")
+            raise CourseInputError(f"{recipe}: arms {a.label!r} and {b.label!r} share no seed")
         per_seed = []
         for s in common:
             ra, rb = runs_a[s], runs_b[s]
@@ -298,9 +293,9 @@ class Grid:
 
     def contrasts(self, recipe: str) -> list[Contrast]:
         """Every arm against the baseline, then the contrasts of :data:`CONTRASTS` this recipe has both arms of."""
-        arms = self.arms(recipe)
-        out = [self.contrast(recipe, arm, BASELINE, "does it beat no bias?") for arm in arms
-               if arm != BASELINE and BASELINE in arms]
+        arms, baseline = self.arms(recipe), Arm(BASELINE)
+        out = [self.contrast(recipe, arm, baseline, "does it beat no bias?") for arm in arms
+               if arm != baseline and baseline in arms]
         out += [self.contrast(recipe, a, b, q) for a, b, q in CONTRASTS if a in arms and b in arms]
         return out
 
@@ -339,15 +334,15 @@ class Grid:
             lines += ["", f"  {'these models':<{label}}  {'pairs won − lost':<25}mean [95 % bootstrap over test pairs]"]
             for c in contrasts:
                 wins = " ".join(f"{d.only_a_right - d.only_b_right:+d}" for d in c.per_seed)
-                lines.append(f"  {c.a + ' − ' + c.b:<{label}}  {wins:<24} {c.pooled:+.4f} [{c.low:+.4f}, {c.high:+.4f}]  "
+                lines.append(f"  {f'{c.a} − {c.b}':<{label}}  {wins:<24} {c.pooled:+.4f} [{c.low:+.4f}, {c.high:+.4f}]  "
                              f"{c.verdict}")
             lines += ["", f"  {'the method':<{label}}  {'seeds, mean [95 % t-interval]':<32}{'t p':>5} {'Holm':>5}"]
             for c in contrasts:
                 level = seed_level[id(c)]
                 if len(c.per_seed) < 2:
-                    lines.append(f"  {c.a + ' − ' + c.b:<{label}}  one seed, no test")
+                    lines.append(f"  {f'{c.a} − {c.b}':<{label}}  one seed, no test")
                     continue
-                lines.append(f"  {c.a + ' − ' + c.b:<{label}}  n={len(c.per_seed)} {level.mean:+.4f} [{level.low:+.4f}, "
+                lines.append(f"  {f'{c.a} − {c.b}':<{label}}  n={len(c.per_seed)} {level.mean:+.4f} [{level.low:+.4f}, "
                              f"{level.high:+.4f}]  {format_p(level.p_value):>5} {format_p(level.holm_p):>5}  {level.verdict}")
         tested = max((level.family for level in seed_level.values()), default=0)
         lines += ["", f"Holm's family: the {tested} contrasts above with more than one seed. 'these models' says a/b "
@@ -356,7 +351,7 @@ class Grid:
 
     def _format_arms(self, recipe: str) -> list[str]:
         """Per arm of the recipe, dev and test accuracy over its seeds."""
-        width = max(26, *(len(arm) for arm in self.arms(recipe)))
+        width = max(26, *(len(arm.label) for arm in self.arms(recipe)))
         lines = [f"recipe {recipe}: accuracy over seeds, mean [min, max] n", f"  {'arm':<{width}} {'dev':>30} {'test':>30}"]
         for arm in self.arms(recipe):
             runs = list(self.seeds(recipe, arm).values())

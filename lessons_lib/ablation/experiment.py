@@ -8,27 +8,18 @@ compares each variant with the baseline of the same seed by the exact McNemar te
 test, scores every biased run on test once more without trees (the bias left out) and,
 with a distance predictor, with its predicted buckets (and the predictor's confusion over
 buckets), reads the learned bias per bucket and returns an
-:class:`~lessons_lib.syntax_bias.results.ExperimentResult`. :func:`load_trained` rebuilds
+:class:`~lessons_lib.ablation.results.ExperimentResult`. :func:`load_trained` rebuilds
 a finished run's model from its folder.
 """
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
-import multiprocessing
-import os
-import signal
-import sys
-import threading
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
-from multiprocessing.connection import Connection
+from functools import partial
 from pathlib import Path
-from typing import Callable, Iterator, Mapping, Sequence
-
-import torch
+from typing import Callable, Mapping, Sequence
 
 from lessons_lib.errors import CourseInputError
 from lessons_lib.pairs.config import PairClassifierConfig
@@ -39,18 +30,19 @@ from lessons_lib.evaluation.metrics import EvalResult, evaluate, mcnemar_exact
 from lessons_lib.training.runs import load_run, load_weights
 from lessons_lib.training.trainer import TrainResult, train_pair_classifier
 from lessons_lib.pairs.vocab import Vocabulary
-from lessons_lib.seeding import random_states, restore_random_states, set_seed
+from lessons_lib.seeding import set_seed
 from lessons_lib.syntax.buckets import POSITION_UNITS, BucketScheme
 from lessons_lib.syntax.noise import noisy_parses, scrambled_parses
 from lessons_lib.syntax.parser import Parse
-from lessons_lib.syntax_bias.config import ExperimentConfig, SyntaxModelOptions
+from lessons_lib.ablation.config import ExperimentConfig, SyntaxModelOptions
+from lessons_lib.ablation.pool import run_all
 from lessons_lib.syntax_bias.model import SyntaxBiasedPairClassifier, check_parse_alignment, extras_for
 from lessons_lib.syntax_bias.predictor import DistancePredictor, bucket_confusion
 from lessons_lib.syntax_bias.registry import BASELINE, VARIANTS, options_for
 from lessons_lib.provenance import run_provenance
-from lessons_lib.syntax_bias.results import (PROBABILITY_DIGITS, DataSummary, EpochRecord, ExperimentResult,
-                                             InferenceRecord, LearnedTable, PairedTest, PredictorRecord, RunRecord,
-                                             VariantSummary, spread)
+from lessons_lib.ablation.results import (PROBABILITY_DIGITS, DataSummary, EpochRecord, ExperimentResult,
+                                          InferenceRecord, LearnedTable, PairedTest, PredictorRecord, RunRecord,
+                                          VariantSummary, spread)
 from lessons_lib.syntax_bias.variants import make_bias
 from lessons_lib.validation import check_int
 
@@ -259,7 +251,7 @@ def run_experiment(
     Args:
         data: the three splits.
         parses: sentence → parse for every sentence of the three splits.
-        config: see :class:`~lessons_lib.syntax_bias.config.ExperimentConfig`.
+        config: see :class:`~lessons_lib.ablation.config.ExperimentConfig`.
         device: ``"cpu"`` or ``"cuda"``.
         work_dir: where each run keeps its checkpoint (``<variant>-seed<s>-<hash>/``) so an
             interrupted experiment resumes; ``None`` = in memory only.
@@ -268,7 +260,7 @@ def run_experiment(
         workers: how many runs train at once, each in its own process with as many torch
             threads as this one. Every run seeds itself, so the results are the same for any
             number of workers, and afterwards the random streams are where one worker would
-            have left them (see :func:`_run_all`). The workers are spawned, so a script that
+            have left them (see :func:`~lessons_lib.ablation.pool.run_all`). The workers are spawned, so a script that
             asks for more than one must guard its top level with ``if __name__ == "__main__":``
             (a notebook and the command line need nothing).
     """
@@ -281,7 +273,7 @@ def run_experiment(
         log(f"{len(jobs)} runs of {len(prepared.train)} training pairs each"
             + (f", {min(workers, len(jobs))} at a time" if workers > 1 else ""))
     runs, tables = [], []
-    for record, table in _run_all(shared, jobs, workers):
+    for record, table in run_all(jobs, workers, partial(_worker_state, shared), _run_job):
         runs.append(record)
         tables += [table] if table is not None else []
         if log:
@@ -433,136 +425,16 @@ def _run_one(shared: _Shared, extras: Mapping[str, ExtrasFn | None], variant: st
     return record, _learned_table(model, variant, seed, bucket_names(config, variant))
 
 
-_WORKER: dict = {}  # a worker process's _Shared and extras, set once by _start_worker
+def _worker_state(shared: _Shared) -> tuple[_Shared, dict[str, ExtrasFn | None]]:
+    """What one process needs to train the experiment's runs: the shared inputs and each variant's extras."""
+    return shared, _variant_extras(shared.config, shared.prepared.parses)
 
 
-def _die_with_parent(parent: int) -> None:
-    """End this worker when the experiment's process ends, even killed (Linux: ``PR_SET_PDEATHSIG``)."""
-    if sys.platform.startswith("linux"):
-        import ctypes
-
-        pr_set_pdeathsig = 1
-        ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGKILL, 0, 0, 0)
-    if os.getppid() != parent:  # the parent died before the line above
-        os._exit(1)
-
-
-def _start_worker(shared: _Shared, threads: int, parent: int, stderr: Connection) -> None:
-    _die_with_parent(parent)
-    os.dup2(stderr.fileno(), 2)  # started, and tied to its parent: from here on its errors are shown (_stderr_quiet)
-    stderr.close()
-    # Ctrl-C reaches every process of the terminal's group: the parent answers it with one line, a worker just
-    # ends. The worker was spawned with Ctrl-C held back (see _ctrl_c_held); one that came meanwhile ends it here.
-    signal.signal(signal.SIGINT, lambda signum, frame: os._exit(130))
-    if hasattr(signal, "pthread_sigmask"):
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
-    # tqdm's default lock is a multiprocessing semaphore; a worker ended by os._exit would leak it
-    # and the resource tracker would print a warning after Ctrl-C. A thread lock is all one worker needs.
-    from lessons_lib.progress import progress_bar_class
-
-    progress_bar_class().set_lock(threading.RLock())
-    torch.set_num_threads(threads)
-    _WORKER.update(shared=shared, extras=_variant_extras(shared.config, shared.prepared.parses))
-
-
-@contextlib.contextmanager
-def _stderr_quiet() -> Iterator[None]:
-    """Standard error on /dev/null for the block: the workers spawned in it start with it so.
-
-    A spawned worker reads its arguments (the data, the trees: megabytes) from a pipe before any
-    code of the course runs in it; if the experiment's process is killed then, the stream is cut
-    short and Python would print the worker's ``UnpicklingError`` under the command's last line.
-    Each worker gets the real standard error back in :func:`_start_worker`, once tied to its parent.
-    """
-    sys.stderr.flush()
-    real = os.dup(2)
-    quiet = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(quiet, 2)
-    os.close(quiet)
-    try:
-        yield
-    finally:
-        os.dup2(real, 2)
-        os.close(real)
-
-
-@contextlib.contextmanager
-def _ctrl_c_held() -> Iterator[None]:
-    """Hold Ctrl-C back (blocked, not lost) while workers are spawned: they inherit the block until
-    :func:`_start_worker`, so a Ctrl-C while they import torch prints no traceback of theirs."""
-    if not hasattr(signal, "pthread_sigmask"):
-        yield
-        return
-    previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
-    try:
-        yield
-    finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
-
-
-def _worker_run(job: tuple[str, int]) -> tuple[RunRecord, LearnedTable | None, tuple]:
-    record, table = _run_one(_WORKER["shared"], _WORKER["extras"], *job)
-    return record, table, random_states()
-
-
-# The resource tracker (a process multiprocessing starts beside the workers) unlinks the pool's semaphores
-# when the experiment's process is killed, and warns about each as "leaked"; the unlinking is all that is needed.
-_TRACKER_QUIET = "ignore::UserWarning:multiprocessing.resource_tracker"
-
-
-def _quiet_resource_tracker() -> None:
-    """Start the resource tracker, if none runs yet, without its "leaked semaphore objects" warning.
-
-    It takes this process's ``-W`` options (``sys.warnoptions``) when it starts; it still
-    removes what a killed experiment leaves, silently.
-    """
-    from multiprocessing import resource_tracker
-
-    added = _TRACKER_QUIET not in sys.warnoptions
-    if added:
-        sys.warnoptions.append(_TRACKER_QUIET)
-    try:
-        resource_tracker.ensure_running()
-    finally:
-        if added:
-            sys.warnoptions.remove(_TRACKER_QUIET)
-
-
-def _run_all(shared: _Shared, jobs: Sequence[tuple[str, int]], workers: int):
-    """Yield ``(record, table)`` for each ``(variant, seed)`` of ``jobs``, in their order.
-
-    With ``workers > 1`` the runs train in that many fresh processes (spawned, so each
-    imports torch under this process's environment, numeric mode included). A run's result
-    depends only on its seed, since :func:`build_model` and the trainer seed every stream; the
-    parent's streams are then set to where the last run left its worker's, which is where they
-    would be after running the jobs here one by one.
-    """
-    if workers == 1 or len(jobs) == 1:
-        extras = _variant_extras(shared.config, shared.prepared.parses)
-        for variant, seed in jobs:
-            yield _run_one(shared, extras, variant, seed)
-        return
-    context = multiprocessing.get_context("spawn")
-    _quiet_resource_tracker()
-    stderr = Connection(os.dup(2), readable=False)  # the real standard error, sent to each worker as a descriptor
-    pool = ProcessPoolExecutor(min(workers, len(jobs)), mp_context=context, initializer=_start_worker,
-                               initargs=(shared, torch.get_num_threads(), os.getpid(), stderr))
-    states: tuple | None = None
-    try:
-        with _ctrl_c_held(), _stderr_quiet():  # map submits every job now, which spawns the workers
-            results = pool.map(_worker_run, jobs)
-        for record, table, worker_states in results:
-            states = worker_states  # the last run's random streams, as after running the jobs here one by one
-            yield record, table
-    except BaseException:  # Ctrl-C or an error: the workers' runs are not waited for (nor a worker spawned after it)
-        for process in list((getattr(pool, "_processes", None) or {}).values()):  # the pool keeps no public list
-            process.kill()
-        raise
-    finally:
-        pool.shutdown()
-        stderr.close()
-    assert states is not None  # more than one job ran
-    restore_random_states(states)
+def _run_job(state: tuple[_Shared, Mapping[str, ExtrasFn | None]],
+             job: tuple[str, int]) -> tuple[RunRecord, LearnedTable | None]:
+    shared, extras = state
+    variant, seed = job
+    return _run_one(shared, extras, variant, seed)
 
 
 def load_trained(run_dir: str | Path) -> tuple[SyntaxBiasedPairClassifier, Vocabulary]:

@@ -17,9 +17,9 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from lessons_lib.errors import CourseInputError
-from lessons_lib.syntax_bias.grid import Contrast, SeedLevel
-from lessons_lib.syntax_bias.registry import BASELINE
-from lessons_lib.syntax_bias.study import BARELY_MOVED, BIASED_ARMS, FULL, PRIMARY_FRACTIONS, Study, StudyContrast
+from lessons_lib.ablation.grid import Contrast, SeedLevel
+from lessons_lib.ablation.study_analysis import (BARELY_MOVED, BIASED_ARMS, FULL, NONE, PRIMARY_FRACTIONS, Study,
+                                                 StudyContrast, fraction_name)
 
 __all__ = ["gain_curve", "table_movement", "ForestRow", "study_rows", "grid_rows", "forest_plot"]
 
@@ -44,13 +44,13 @@ def gain_curve(study: Study, ax=None):
     ax = _axes(ax)
     for i, arm in enumerate(BIASED_ARMS):
         colour, nudge = f"C{i}", 1.06 ** (i - (len(BIASED_ARMS) - 1) / 2)
-        contrasts = [study.contrast(f, arm, BASELINE) for f in study.fractions() if f != FULL]
+        contrasts = [study.contrast(f, arm, NONE) for f in study.fractions() if f != FULL]
         for c in contrasts:
             ax.scatter([c.fraction * nudge] * len(c.wins), [w / study.n_test for w in c.wins], alpha=0.3, s=10,
                        color=colour)
         primary = [c for c in contrasts if c.fraction in PRIMARY_FRACTIONS]
         beyond = [c for c in contrasts if c.fraction not in PRIMARY_FRACTIONS]
-        _mean_and_interval(ax, primary, nudge, colour, arm)
+        _mean_and_interval(ax, primary, nudge, colour, arm.label)
         if beyond:
             link = primary[-1:] + beyond
             ax.plot([c.fraction * nudge for c in link], [c.mean for c in link], linestyle="--", color=colour)
@@ -58,7 +58,7 @@ def gain_curve(study: Study, ax=None):
     ax.axhline(0.0, color="grey", linewidth=0.8)
     ax.set_xscale("log")
     fractions = [f for f in study.fractions() if f != FULL]
-    ax.set_xticks(fractions, [f"{f * 100:g} %" for f in fractions])
+    ax.set_xticks([float(f) for f in fractions], [fraction_name(f) for f in fractions])
     ax.minorticks_off()
     ax.set_xlabel("training fraction")
     ax.set_ylabel("test accuracy − none's (seed-level 95 % interval)")
@@ -86,7 +86,7 @@ def table_movement(study: Study, ax=None):
     ax = _axes(ax)
     for fraction, (steps, medians) in study.movement_by_epoch().items():
         xs = [steps * (e + 1) for e in range(len(medians))] if steps else list(range(1, len(medians) + 1))
-        ax.plot(xs, medians, marker=".", label=f"{fraction * 100:g} %")
+        ax.plot(xs, medians, marker=".", label=fraction_name(fraction))
     ax.axhline(BARELY_MOVED, color="grey", linestyle="--", linewidth=0.8)
     ax.set_xscale("log")
     ax.set_xlabel("optimizer steps")
@@ -123,7 +123,7 @@ def study_rows(contrasts: Sequence[StudyContrast], n_test: int) -> list[ForestRo
 
 def grid_rows(contrasts: Sequence[Contrast], levels: Sequence[SeedLevel]) -> list[ForestRow]:
     """A grid's contrasts as rows, each with its seed-level interval (``levels``: from
-    :func:`~lessons_lib.syntax_bias.grid.seed_level_verdicts`)."""
+    :func:`~lessons_lib.ablation.grid.seed_level_verdicts`)."""
     return [ForestRow(f"{c.recipe}: {c.a} − {c.b}", [d.difference for d in c.per_seed], level.mean, level.low,
                       level.high) for c, level in zip(contrasts, levels, strict=True)]
 
