@@ -422,6 +422,29 @@ def test_the_sandbox_levels_give_what_they_promise(tmp_path, level):
         assert not (tmp_path / "secret.txt.new").exists()
 
 
+def test_a_results_folder_that_is_a_symbolic_link_is_found_where_the_package_looks(tmp_path, monkeypatch):
+    """Bound paths are resolved: the link itself is recreated, read-only behind it, or lessons would find nothing."""
+    from lessons_lib import paths
+
+    try:
+        isolation = choose_isolation("bubblewrap")
+    except Exception as error:  # not available on this machine: the level refuses, naming why
+        pytest.skip(str(error))
+    shipped, given = tmp_path / "elsewhere" / "results", tmp_path / "given"
+    (shipped / "lcqmc").mkdir(parents=True)
+    given.mkdir()
+    (shipped / "lcqmc" / "one.json").write_text('{"accuracy": 0.5}', encoding="utf-8")
+    (tmp_path / "course").mkdir()
+    (tmp_path / "course" / "results").symlink_to(shipped)
+    monkeypatch.setattr(paths, "RESULTS_DIR", tmp_path / "course" / "results")
+    code = (f"import os\nfolder = {str(tmp_path / 'course' / 'results')!r}\n"
+            "print(open(os.path.join(folder, 'lcqmc', 'one.json')).read())\n"
+            "print('writable' if os.access(os.path.join(folder, 'lcqmc'), os.W_OK) else 'read-only')")
+    done = run_isolated(isolation, [sys.executable, "-I", "-c", code], given, timeout=60)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout == '{"accuracy": 0.5}\nread-only\n', done.stdout
+
+
 def test_an_unknown_or_unavailable_level_is_an_error():
     from lessons_lib.errors import CourseInputError
 

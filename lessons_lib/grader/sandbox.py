@@ -250,6 +250,20 @@ def _readonly_paths(hidden: Sequence[Path]) -> list[Path]:
     return chosen
 
 
+def _course_folder_links(chosen: Sequence[Path]) -> list[Path]:
+    """The course's data and results folders that are symbolic links on the host to a folder bound in the sandbox.
+
+    Bound paths are resolved, so a ``results`` that links elsewhere is bound at its target only:
+    the sandbox gets the same link, or the path :mod:`lessons_lib.paths` computes would not exist there.
+    """
+    links = []
+    for folder in (paths.DATA_DIR, paths.RESULTS_DIR):
+        target = folder.resolve()
+        if folder.is_symlink() and any(c == target or c in target.parents for c in chosen):
+            links.append(folder)
+    return links
+
+
 def _root_entries() -> list[str]:
     """``/bin``, ``/lib`` ... as symlinks where the host has merged them into ``/usr``, else bound read-only."""
     args = ["--ro-bind", "/usr", "/usr"]
@@ -300,10 +314,13 @@ def _bubblewrap_command(argv: Sequence[str], input_dir: Path, env: Mapping[str, 
         command += ["--ro-bind-try", f"/proc/{name}", f"/proc/{name}"]
     command += ["--dev", "/dev", "--size", str(limits.disk_mb * 1024 * 1024), "--perms", "1777", "--tmpfs", SANDBOX_TMP]
     chosen = _readonly_paths([input_dir, *hidden])
-    for folder in _parent_folders(chosen):
+    links = _course_folder_links(chosen)
+    for folder in _parent_folders([*chosen, *links]):
         command += ["--perms", "0755", "--dir", folder]
     for path in chosen:
         command += ["--ro-bind", str(path), str(path)]
+    for link in links:
+        command += ["--symlink", str(link.resolve()), str(link)]
     command += ["--ro-bind", str(input_dir), INPUT_DIR, "--chdir", SANDBOX_TMP, "--clearenv"]
     for key, value in env.items():
         command += ["--setenv", key, value]
