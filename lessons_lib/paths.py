@@ -12,10 +12,12 @@ NOTEBOOKS_DIR = REPO_ROOT / "notebooks"
 LCQMC_SAMPLE_DIR = DATA_DIR / "lcqmc_sample"
 # The course's Chinese→English translation corpus with gold trees (`lessons build-translation-corpus`).
 TRANSLATION_CORPUS_DIR = DATA_DIR / "translation_corpus"
-# Results of `lessons experiment` on the real LCQMC (numbers only, no text), read by lesson 08.
-LCQMC_RESULTS_DIR = REPO_ROOT / "results" / "lcqmc"
+# Measured results shipped with the course (numbers only), read by the lessons at run time.
+RESULTS_DIR = REPO_ROOT / "results"
+# Results of `lessons experiment` on the real LCQMC (numbers only, no text), read by lessons 08 and 10.
+LCQMC_RESULTS_DIR = RESULTS_DIR / "lcqmc"
 # The translation positive control's runs (lesson 12), one folder per arm.
-TRANSLATION_CONTROL_DIR = REPO_ROOT / "results" / "translation_control"
+TRANSLATION_CONTROL_DIR = RESULTS_DIR / "translation_control"
 LCQMC_BASELINES_FILE = LCQMC_RESULTS_DIR / "baselines" / "majority_and_jaccard.json"
 # `lessons train` runs on the whole real LCQMC: one folder per run holding its metrics.json (lesson 06).
 LCQMC_TRAINING_RUNS_DIR = LCQMC_RESULTS_DIR / "train"

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import sys
 from pathlib import Path
@@ -46,6 +47,17 @@ SOFTMAX = '''def safe_masked_softmax(scores, mask):
     return torch.where(mask.any(dim=-1, keepdim=True), weights, torch.zeros_like(weights))
     ### END SOLUTION'''
 CORRECT_SCORES = "def scaled_scores(q, k):\n    return q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])\n"
+# A file a submission tries to create among the shipped results: it must never appear (and is removed if it does).
+RESULTS_PROBE = "written-by-a-submission.json"
+# Reads a shipped results file where lessons_lib.paths puts it, then tries to change the results: both writes refused.
+READS_RESULTS = (
+    "import json, os\nfrom lessons_lib import paths\n"
+    "shipped = sorted(paths.LCQMC_RESULTS_DIR.glob('*.json'))\n"
+    "assert shipped and json.loads(shipped[0].read_text(encoding='utf-8')), 'no shipped results to read'\n"
+    f"probe = paths.RESULTS_DIR / {RESULTS_PROBE!r}\n"
+    "try:\n    open(probe, 'x').close()\nexcept OSError:\n    pass\nelse:\n"
+    "    probe.unlink()\n    raise AssertionError('created a file in results/')\n"
+    "assert not os.access(shipped[0], os.W_OK), 'a shipped results file is writable'")
 
 
 def _reference() -> nbformat.NotebookNode:
@@ -104,6 +116,7 @@ def _class(root: Path) -> dict[str, nbformat.NotebookNode | str]:
         "henry_hogs": _submission("def scaled_scores(q, k):\n    torch.empty(2 ** 36, dtype=torch.uint8)\n"
                                   "    return q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])", SOFTMAX,
                                   extra="hoard = bytearray(2 ** 34)"),
+        "olga_reads_results": _submission(CORRECT_SCORES, SOFTMAX, extra=READS_RESULTS),
         "kim_sysctl": _submission(CORRECT_SCORES, SOFTMAX, extra=(
             "setting = '/proc/sys/vm/swappiness'\nopen(setting, 'w').write(open(setting).read())")),
         "mia_borrows": _submission(
@@ -149,6 +162,11 @@ def _grade(report: dict, student: str) -> dict:
     return report["students"][student]["notebooks"][NOTEBOOK]
 
 
+def _raised(grade: dict) -> set[str]:
+    """The exceptions the notebook's cells raised while it ran."""
+    return {error["error"] for error in grade["cell_errors"]}
+
+
 def _needs_bubblewrap(report: dict) -> None:
     if report["isolation"]["name"] != "bubblewrap":
         pytest.skip(f"bubblewrap is not in force here ({report['isolation']['reason']}); the report says so")
@@ -184,7 +202,7 @@ def test_a_submission_cannot_read_a_neighbours_notebook(graded):
     _needs_bubblewrap(report)
     carol = _grade(report, "carol_reads")
     assert carol["score"] == 0, carol
-    assert "FileNotFoundError" in {name for _, name in carol["cell_errors"]}
+    assert "FileNotFoundError" in _raised(carol)
     assert all("not defined" in check["message"] for check in carol["checks"])
 
 
@@ -223,7 +241,7 @@ def test_an_invalid_notebook_is_reported_and_not_run(graded):
 def test_memory_is_limited_per_process(graded):
     _, report, _ = graded
     henry = _grade(report, "henry_hogs")
-    assert "MemoryError" in {name for _, name in henry["cell_errors"]}
+    assert "MemoryError" in _raised(henry)
     assert [c["passed"] for c in henry["checks"]] == [False, True]
     assert "RuntimeError" in henry["checks"][0]["message"]
 
@@ -232,8 +250,32 @@ def test_the_kernels_settings_are_read_only_in_the_sandbox(graded):
     _, report, _ = graded
     _needs_bubblewrap(report)  # as root, the namespaces and process levels give no such protection
     kim = _grade(report, "kim_sysctl")
-    assert {name for _, name in kim["cell_errors"]} & {"OSError", "PermissionError"}, kim  # the write was refused
+    assert _raised(kim) & {"OSError", "PermissionError"}, kim  # the write was refused
     assert kim["score"] == 2
+
+
+def test_the_shipped_results_are_readable_and_read_only_in_the_sandbox(graded):
+    """Lessons read results/ at run time (lesson 10): the sandbox shows it where the package expects it, read-only."""
+    from lessons_lib import paths
+
+    _, report, _ = graded
+    assert not (paths.RESULTS_DIR / RESULTS_PROBE).exists()
+    _needs_bubblewrap(report)  # the other levels, as root, would let the write through
+    olga = _grade(report, "olga_reads_results")
+    assert olga["cell_errors"] == [] and olga["score"] == 2, olga
+
+
+def test_the_report_names_each_cell_that_raised(graded):
+    root, report, _ = graded
+    _needs_bubblewrap(report)
+    carol = _grade(report, "carol_reads")  # cell 1 cannot read alice's file; both check cells then miss a function
+    named = {(error["cell"], error["exercise"], error["error"]) for error in carol["cell_errors"]}
+    assert named == {(1, None, "FileNotFoundError"), (2, 1, "NameError"), (4, 2, "NameError")}, carol["cell_errors"]
+    text = (root / "grades" / "grades.txt").read_text(encoding="utf-8")
+    carol_block = re.split(r"\n(?=\S)", text.partition("\ncarol_reads: ")[2])[0]  # up to the next student
+    assert "    3 cells raised while the notebook ran:\n      cell 1: FileNotFoundError: " in carol_block, text
+    assert ("      cell 4 (check cell of exercise 2 (safe_masked_softmax)): NameError: name 'safe_masked_softmax' "
+            "is not defined\n") in carol_block, text
 
 
 def _grade_fork_bomb(root: Path, isolation: str | Isolation, seed: int) -> dict:
@@ -254,7 +296,7 @@ def forked(tmp_path_factory, grading_isolation):
 def _stopped_at_the_limit(root: Path, report: dict, cgroup_problem: str) -> None:
     """The fork bomb met the process limit (its loop raised), the rest was graded, and the report names the limit."""
     leo = _grade(report, "leo_forks")
-    assert "BlockingIOError" in {name for _, name in leo["cell_errors"]}, leo
+    assert "BlockingIOError" in _raised(leo), leo
     assert leo["status"] == "graded" and leo["score"] == 2, leo
     limit = report["isolation"]["process_limit"]
     assert ("pids cgroup" in limit) == (not cgroup_problem) and f"{LIMITS.processes}" in limit, limit
@@ -322,8 +364,8 @@ def test_named_namespaces_keep_each_session_to_its_own_copy(tmp_path):
     assert json.loads((tmp_path / "grades" / "grades.json").read_text(encoding="utf-8")) == report
     bob, carol, kim = (_grade(report, name) for name in ("bob_overwrites", "carol_reads", "kim_sysctl"))
     assert (bob["score"], carol["score"], kim["score"]) == (1, 0, 2)
-    assert "FileNotFoundError" in {name for _, name in carol["cell_errors"]}
-    assert {name for _, name in kim["cell_errors"]} & {"OSError", "PermissionError"}, kim  # the write was refused
+    assert "FileNotFoundError" in _raised(carol)
+    assert _raised(kim) & {"OSError", "PermissionError"}, kim  # the write was refused
 
 
 @pytest.mark.parametrize("level", ["auto", "namespaces"])
@@ -378,6 +420,29 @@ def test_the_sandbox_levels_give_what_they_promise(tmp_path, level):
     if level == "bubblewrap":
         assert "read outside: no" in done.stdout and "write outside: no" in done.stdout
         assert not (tmp_path / "secret.txt.new").exists()
+
+
+def test_a_results_folder_that_is_a_symbolic_link_is_found_where_the_package_looks(tmp_path, monkeypatch):
+    """Bound paths are resolved: the link itself is recreated, read-only behind it, or lessons would find nothing."""
+    from lessons_lib import paths
+
+    try:
+        isolation = choose_isolation("bubblewrap")
+    except Exception as error:  # not available on this machine: the level refuses, naming why
+        pytest.skip(str(error))
+    shipped, given = tmp_path / "elsewhere" / "results", tmp_path / "given"
+    (shipped / "lcqmc").mkdir(parents=True)
+    given.mkdir()
+    (shipped / "lcqmc" / "one.json").write_text('{"accuracy": 0.5}', encoding="utf-8")
+    (tmp_path / "course").mkdir()
+    (tmp_path / "course" / "results").symlink_to(shipped)
+    monkeypatch.setattr(paths, "RESULTS_DIR", tmp_path / "course" / "results")
+    code = (f"import os\nfolder = {str(tmp_path / 'course' / 'results')!r}\n"
+            "print(open(os.path.join(folder, 'lcqmc', 'one.json')).read())\n"
+            "print('writable' if os.access(os.path.join(folder, 'lcqmc'), os.W_OK) else 'read-only')")
+    done = run_isolated(isolation, [sys.executable, "-I", "-c", code], given, timeout=60)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout == '{"accuracy": 0.5}\nread-only\n', done.stdout
 
 
 def test_an_unknown_or_unavailable_level_is_an_error():

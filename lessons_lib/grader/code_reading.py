@@ -33,7 +33,7 @@ from __future__ import annotations
 import ast
 from typing import Any, Iterable, Iterator
 
-__all__ = ["code_trees", "course_names", "runtime_lookups", "course_names_used_by"]
+__all__ = ["code_tree", "code_trees", "course_names", "runtime_lookups", "course_names_used_by"]
 
 PACKAGE = "lessons_lib"
 # Attributes that open a function, frame, class or module from the inside.
@@ -53,7 +53,7 @@ LOOKUP_MODULES = frozenset({"importlib", "inspect", "gc", "ctypes", "builtins", 
 SYS_LOOKUPS = frozenset({"modules", "_getframe", "meta_path", "path_importer_cache"})
 
 
-def _code_tree(source: str) -> ast.Module | None:
+def code_tree(source: str) -> ast.Module | None:
     """A code cell's syntax tree, its IPython lines (``%magic``, ``!shell``) left out; ``None`` if it is not Python."""
     lines = ["" if line.lstrip().startswith(("%", "!")) else line for line in source.splitlines()]
     try:
@@ -64,7 +64,7 @@ def _code_tree(source: str) -> ast.Module | None:
 
 def code_trees(nb: Any) -> list[ast.Module]:
     """The syntax trees of a notebook's code cells that are Python, in order."""
-    trees = (_code_tree(cell.source) for cell in nb.cells if cell.cell_type == "code")
+    trees = (code_tree(cell.source) for cell in nb.cells if cell.cell_type == "code")
     return [tree for tree in trees if tree is not None]
 
 

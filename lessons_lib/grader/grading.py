@@ -13,7 +13,9 @@ A submission folder holds one folder per student with their notebooks
    force; :func:`lessons_lib.grader.sandbox.choose_isolation` says what each level gives.
 2. **Execution.** Inside, :mod:`lessons_lib.grader.grading_worker` executes the whole
    notebook in a fresh kernel (errors allowed: the check cells still give the learner
-   their feedback, but their output is ignored here).
+   their feedback, but their output is ignored here). Each cell that raised is named in
+   the report (:class:`CellError`: its index, its exercise, its exception and one line), so
+   a low score that comes from a cell that could not run is seen as such.
 3. **Trusted scoring.** The exercises are found in the *solution* notebook (the
    ``### BEGIN SOLUTION`` cells and the check cell after each, whose call
    ``check_x(learner_function)`` names both the checker and the learner's function). The
@@ -55,6 +57,7 @@ from typing import Any, Callable, Sequence
 
 from lessons_lib.course.assignments import check_output_outside, find_exercises, make_student_notebook
 from lessons_lib.course.notebooks import KERNEL_ENV, read_notebook
+from lessons_lib.grader.code_reading import code_tree
 from lessons_lib.grader.sandbox import (INPUT_DIR, SANDBOX_TMP, Isolation, Limits, PidsCgroup,
                                         check_package_matches_sandbox, choose_isolation, kill_session,
                                         launch_environment, process_limit_in_force, sandbox_command,
@@ -67,6 +70,8 @@ __all__ = [
     "GradedExercise",
     "graded_exercises",
     "CheckResult",
+    "CellError",
+    "cell_errors",
     "NotebookGrade",
     "score_exercises",
     "SandboxSession",
@@ -128,6 +133,73 @@ class CheckResult:
     message: str
 
 
+@dataclass(frozen=True)
+class CellError:
+    """A cell of the submission that raised while the notebook executed.
+
+    Attributes:
+        cell: the cell's index in the submitted notebook (0-based, markdown cells counted).
+        exercise: the exercise whose check cell or function cell it is, else ``None``.
+        where: that in words (``"check cell of exercise 2 (safe_masked_softmax)"``), else ``""``.
+        error: the exception's name.
+        message: the first line of its message.
+    """
+
+    cell: int
+    exercise: int | None
+    where: str
+    error: str
+    message: str
+
+    def line(self) -> str:
+        """One line of the report: ``cell 12 (check cell of exercise 2 (f)): NameError: name 'x' is not defined``."""
+        where = f" ({self.where})" if self.where else ""
+        return f"cell {self.cell}{where}: {self.error}" + (f": {self.message}" if self.message else "")
+
+
+def _called_and_defined(source: str) -> tuple[set[tuple[str, str]], set[str]]:
+    """The ``check_…(name)`` calls and the functions a cell defines (nothing for a cell that is not Python)."""
+    tree = code_tree(source)
+    if tree is None:
+        return set(), set()
+    calls = {(node.func.id, node.args[0].id) for node in ast.walk(tree)
+             if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id.startswith("check_")
+             and node.args and isinstance(node.args[0], ast.Name)}
+    defined = {node.name for node in ast.walk(tree) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    return calls, defined
+
+
+def _exercise_of_cell(source: str, exercises: Sequence[GradedExercise]) -> tuple[int | None, str]:
+    """Which exercise a submitted cell belongs to: its check call, else its function's definition."""
+    calls, defined = _called_and_defined(source)
+    for exercise in exercises:
+        if (exercise.checker, exercise.function) in calls:
+            return exercise.number, f"check cell of exercise {exercise.number} ({exercise.function})"
+    for exercise in exercises:
+        if exercise.function in defined:
+            return exercise.number, f"exercise {exercise.number} ({exercise.function})"
+    return None, ""
+
+
+def cell_errors(raised: Sequence[Sequence], submitted: Any, exercises: Sequence[GradedExercise]) -> list[CellError]:
+    """The cells that raised, each named by its index, its exercise where it has one, its exception and one line.
+
+    Args:
+        raised: ``[cell index, exception name, first line of the message]`` per error, as the
+            sandbox reported them (untrusted: indices that are no cell of ``submitted`` are kept
+            without an exercise).
+        submitted: the submitted notebook (the cells are read here, on the trusted side).
+        exercises: the solution's exercises (:func:`graded_exercises`).
+    """
+    out = []
+    for index, name, message in raised:
+        cell = submitted.cells[index] if 0 <= index < len(submitted.cells) else None
+        source = cell.source if cell is not None and cell.cell_type == "code" else ""
+        number, where = _exercise_of_cell(source, exercises)
+        out.append(CellError(index, number, where, name, message))
+    return out
+
+
 @dataclass
 class NotebookGrade:
     """All exercises of one notebook.
@@ -136,7 +208,7 @@ class NotebookGrade:
         status: ``"graded"``, ``"timed out"`` (the notebook's time ran out) or ``"failed"``
             (not a valid notebook, no solution notebook, the kernel died, ...).
         message: why, when the status is not ``"graded"`` (else empty).
-        cell_errors: ``[cell index, exception name]`` of the cells that raised while executing.
+        cell_errors: the cells that raised while the notebook executed (:class:`CellError`).
         flags: what a teacher should look at (see :func:`reference_code_flags`).
     """
 
@@ -144,7 +216,7 @@ class NotebookGrade:
     status: str = "graded"
     message: str = ""
     checks: list[CheckResult] = field(default_factory=list)
-    cell_errors: list[list] = field(default_factory=list)
+    cell_errors: list[CellError] = field(default_factory=list)
     flags: list[str] = field(default_factory=list)
 
     @property
@@ -157,7 +229,8 @@ class NotebookGrade:
 
     def to_dict(self) -> dict:
         return {"status": self.status, "message": self.message, "score": self.score, "total": self.total,
-                "checks": [asdict(c) for c in self.checks], "cell_errors": self.cell_errors, "flags": self.flags}
+                "checks": [asdict(c) for c in self.checks], "cell_errors": [asdict(e) for e in self.cell_errors],
+                "flags": self.flags}
 
 
 class _SessionEnded(BaseException):
@@ -308,13 +381,17 @@ class SandboxSession:
         return f"; last log line: {lines[-1][:300]}" if lines else ""
 
     def wait_executed(self) -> list[list]:
-        """Wait until the notebook has run; returns its cells' errors ``[index, name]``."""
+        """Wait until the notebook has run; returns its cells' errors ``[index, name, first line of the message]``."""
         reply = self._reply()
         if reply.get("event") != "executed":
             self.close()
             raise _SessionEnded("failed: the sandbox did not report the notebook's execution")
         errors = reply.get("errors", [])
-        return [[int(i), str(e)[:100]] for i, e in errors if isinstance(i, int)] if isinstance(errors, list) else []
+        if not isinstance(errors, list):
+            return []
+        # The reply comes from the sandbox: only well-formed entries, their strings cut short.
+        return [[error[0], " ".join(str(error[1]).split())[:100], " ".join(str(error[2]).split())[:300]]
+                for error in errors if isinstance(error, list) and len(error) == 3 and type(error[0]) is int]
 
     def function(self, name: str) -> Callable:
         """A stand-in for the learner's function ``name``: each call runs in the sandbox."""
@@ -459,7 +536,7 @@ def grade_notebook(staged: Path, notebook: str, reference_dir: Path, isolation: 
     with tempfile.TemporaryDirectory(prefix="lessons-grade-") as run_dir:
         session = SandboxSession(isolation, staged, notebook, limits, Path(run_dir), hidden)
         try:
-            grade.cell_errors = session.wait_executed()
+            grade.cell_errors = cell_errors(session.wait_executed(), submitted, exercises)
             grade.checks = score_exercises(exercises, session.function, seed)
         except _SessionEnded as ended:
             status, _, message = str(ended).partition(": ")
@@ -614,8 +691,18 @@ def _report_key(report: dict, name: str) -> str:
     return key
 
 
+def _cell_error_lines(errors: Sequence[dict]) -> list[str]:
+    """The report's lines for a notebook's cells that raised: how many, then one line each."""
+    if not errors:
+        return []
+    count = len({error["cell"] for error in errors})
+    lines = [f"    {count} cell{'s' if count != 1 else ''} raised while the notebook ran:"]
+    return lines + [f"      {CellError(**error).line()}" for error in errors]
+
+
 def format_grades(report: dict) -> str:
-    """A readable table: the isolation, then one line per student and notebook, failed checks with their message."""
+    """A readable table: the isolation, then one line per student and notebook, its flags, the cells that raised
+    (each with its exercise, exception and one line) and the failed checks with their message."""
     isolation = report["isolation"]
     lines = [f"isolation: {isolation['name']} ({isolation['gives']})"
              + (f"; {isolation['reason']}" if isolation.get("reason") else ""),
@@ -626,6 +713,7 @@ def format_grades(report: dict) -> str:
             status = "" if grade["status"] == "graded" else f" — {grade['status']}: {grade['message']}"
             lines.append(f"  {notebook}: {grade['score']}/{grade['total']}{status}")
             lines += [f"    flag: {flag}" for flag in grade.get("flags", [])]
+            lines += _cell_error_lines(grade.get("cell_errors", []))
             for check in grade["checks"]:
                 if not check["passed"]:
                     lines.append(f"    exercise {check['exercise']} ({check['function']}): {check['message']}")

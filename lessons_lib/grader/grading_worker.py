@@ -146,8 +146,15 @@ def _prepare(args: argparse.Namespace) -> Path:
     return work
 
 
+def _first_line(text: str) -> str:
+    """The first line of an exception's message that says something (a report shows one line per cell)."""
+    return next((line.strip() for line in str(text).splitlines() if line.strip()), "")
+
+
 def _errors(nb) -> list[list]:
-    return [[index, output.get("ename", "")] for index, cell in enumerate(nb.cells) if cell.cell_type == "code"
+    """``[cell index, exception name, first line of its message]`` of each error output of the executed notebook."""
+    return [[index, output.get("ename", ""), _first_line(output.get("evalue", ""))[:300]]
+            for index, cell in enumerate(nb.cells) if cell.cell_type == "code"
             for output in cell.get("outputs", []) if output.get("output_type") == "error"]
 
 

@@ -7,7 +7,8 @@ for by name.
 ``bubblewrap``
     Debian's ``bwrap`` (``apt-get install bubblewrap``) builds a new mount, PID, network,
     IPC and user namespace. The process sees the system read-only (``/usr``, a few files
-    of ``/etc``), the Python installation and the course package and data read-only, the
+    of ``/etc``), the Python installation and the course package, data and shipped results
+    (``results/``, which lessons read) read-only, the
     files it was given read-only at ``/input`` and a private ``/tmp`` of bounded size
     (where it works on its own copy); nothing else of the machine's files exists for it.
     It has no network (a loopback interface only), cannot see or signal other processes,
@@ -89,11 +90,11 @@ _ETC_FILES = ("ld.so.cache", "fonts", "passwd", "group", "nsswitch.conf", "local
 _DESCRIPTIONS = {
     "bubblewrap": ("own mount, PID, network and user namespaces (bubblewrap): the submission sees only its own "
                    "files (read-only, copied into a private /tmp of bounded size), the system and the course "
-                   "package read-only, no network, no other process, an unprivileged user (nobody when graded "
+                   "package, data and shipped results read-only, no network, no other process, an unprivileged user (nobody when graded "
                    "as root), /proc/sys read-only; time, memory and process limits"),
     "namespaces": ("own user, network, PID and mount namespaces (unshare): no network, no other process; the "
-                   "submissions, the report and the solutions out of sight, the course package and /proc/sys "
-                   "read-only, no capabilities; other files are NOT isolated (it can read and write what the "
+                   "submissions, the report and the solutions out of sight, the course package, data and results "
+                   "and /proc/sys read-only, no capabilities; other files are NOT isolated (it can read and write what the "
                    "grader's user can); time, memory and process limits"),
     "process": ("own process and temporary folder only: NO network or file isolation (it can read and write what "
                 "the grader's user can); time, memory and process limits"),
@@ -229,16 +230,16 @@ def _private_folders() -> list[Path]:
 
 
 def _readonly_paths(hidden: Sequence[Path]) -> list[Path]:
-    """The Python installation, the course package and its data: what a sandboxed kernel must read, and no more.
+    """The Python installation, the course package, its data and shipped results: what a sandboxed kernel must read.
 
     A folder that holds one of ``hidden`` (the submissions, the grader's staging area), the
     grader's working folder or its home folder is never exposed (a folder inside them may
     be: a virtual environment in the home folder); the repository root is not either (only
-    its package and data folders).
+    its package, data and results folders, each where :mod:`lessons_lib.paths` puts it).
     """
     package_dir = Path(__file__).resolve().parent.parent
     wanted = [Path(sys.prefix), Path(sys.base_prefix), Path(sys.exec_prefix), Path(os.path.realpath(sys.executable)).parent,
-              package_dir, paths.DATA_DIR.resolve(), *_isolated_python_path()]
+              package_dir, paths.DATA_DIR.resolve(), paths.RESULTS_DIR.resolve(), *_isolated_python_path()]
     hidden = [Path(h).resolve() for h in hidden] + [package_dir.parent] + _private_folders()
     chosen: list[Path] = []
     for path in sorted({p.resolve() for p in wanted if p.exists()}, key=lambda p: len(p.parts)):
@@ -247,6 +248,20 @@ def _readonly_paths(hidden: Sequence[Path]) -> list[Path]:
         if not any(c == path or c in path.parents for c in chosen):
             chosen.append(path)
     return chosen
+
+
+def _course_folder_links(chosen: Sequence[Path]) -> list[Path]:
+    """The course's data and results folders that are symbolic links on the host to a folder bound in the sandbox.
+
+    Bound paths are resolved, so a ``results`` that links elsewhere is bound at its target only:
+    the sandbox gets the same link, or the path :mod:`lessons_lib.paths` computes would not exist there.
+    """
+    links = []
+    for folder in (paths.DATA_DIR, paths.RESULTS_DIR):
+        target = folder.resolve()
+        if folder.is_symlink() and any(c == target or c in target.parents for c in chosen):
+            links.append(folder)
+    return links
 
 
 def _root_entries() -> list[str]:
@@ -299,10 +314,13 @@ def _bubblewrap_command(argv: Sequence[str], input_dir: Path, env: Mapping[str, 
         command += ["--ro-bind-try", f"/proc/{name}", f"/proc/{name}"]
     command += ["--dev", "/dev", "--size", str(limits.disk_mb * 1024 * 1024), "--perms", "1777", "--tmpfs", SANDBOX_TMP]
     chosen = _readonly_paths([input_dir, *hidden])
-    for folder in _parent_folders(chosen):
+    links = _course_folder_links(chosen)
+    for folder in _parent_folders([*chosen, *links]):
         command += ["--perms", "0755", "--dir", folder]
     for path in chosen:
         command += ["--ro-bind", str(path), str(path)]
+    for link in links:
+        command += ["--symlink", str(link.resolve()), str(link)]
     command += ["--ro-bind", str(input_dir), INPUT_DIR, "--chdir", SANDBOX_TMP, "--clearenv"]
     for key, value in env.items():
         command += ["--setenv", key, value]
@@ -338,8 +356,8 @@ def _confining_script(hidden: Sequence[Path]) -> str:
     It runs as the root of the session's own user and mount namespaces, so its mounts are the
     session's alone: each of ``hidden`` (the submissions, the grader's staging area and report,
     the solution notebooks) is covered by an empty ``tmpfs``, or made read-only where the
-    course's package lies inside it; the Python installation, the course package and data and
-    ``/proc/sys`` are made read-only. ``setpriv`` then drops every capability before the
+    course's package lies inside it; the Python installation, the course package, data and
+    results and ``/proc/sys`` are made read-only. ``setpriv`` then drops every capability before the
     command starts, so nothing in the session can undo a mount (and a user namespace it makes
     itself gets the mounts locked).
     """
