@@ -110,13 +110,18 @@ def seed_contrasts(runs: Mapping[str, Mapping[int, Mapping]], baseline: str, arm
             for (arm, differences, mean, half, p), q in zip(rows, adjusted)]
 
 
+def _p_text(p: float) -> str:
+    return "<0.0001" if p < 1e-4 else f"{p:.4f}"
+
+
 def format_contrasts(contrasts: Sequence[SeedContrast]) -> str:
-    """One line per contrast: the mean difference in BLEU, its interval, p, Holm p and the verdict."""
-    lines = [f"{'arm − ' + contrasts[0].baseline:<24} {'group':<7} {'seeds':>5} {'mean ΔBLEU':>10} "
-             f"{'95 % interval':>17} {'p':>8} {'Holm p':>8}  verdict"]
+    """One line per contrast: the mean difference in BLEU, its interval, p, Holm p, the verdict, and the
+    difference of each seed (in seed order)."""
+    lines = [f"{'arm − ' + contrasts[0].baseline:<22} {'group':<7} {'mean ΔBLEU':>10} {'95 % interval':>17} "
+             f"{'p':>8} {'Holm p':>8}  {'verdict':<22}  per seed"]
     for c in contrasts:
         verdict = f"better (Holm p ≤ {c.alpha:g})" if c.better else "not shown better"
-        lines.append(f"{c.arm:<24} {c.group:<7} {len(c.differences):>5} {c.mean:>+10.2f} "
-                     f"[{c.mean - c.half_width:>+7.2f}, {c.mean + c.half_width:>+7.2f}] {c.p:>8.4f} {c.holm_p:>8.4f}  "
-                     f"{verdict}")
+        per_seed = " ".join(f"{d:+.2f}" for d in c.differences)
+        lines.append(f"{c.arm:<22} {c.group:<7} {c.mean:>+10.2f} [{c.mean - c.half_width:>+7.2f}, "
+                     f"{c.mean + c.half_width:>+7.2f}] {_p_text(c.p):>8} {_p_text(c.holm_p):>8}  {verdict:<22}  {per_seed}")
     return "\n".join(lines)
