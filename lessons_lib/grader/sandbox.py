@@ -55,6 +55,7 @@ from pathlib import Path
 from typing import Mapping, Sequence
 
 from lessons_lib import paths
+from lessons_lib.course.assignments import GRADING_CELL_SECONDS
 from lessons_lib.errors import CourseInputError
 from lessons_lib.validation import check_choice, check_int, check_number
 
@@ -119,7 +120,7 @@ class Limits:
     """
 
     notebook_seconds: float = 1200.0
-    cell_seconds: float = 600.0
+    cell_seconds: float = float(GRADING_CELL_SECONDS)
     call_seconds: float = 60.0
     memory_mb: int = 4096
     disk_mb: int = 1024
