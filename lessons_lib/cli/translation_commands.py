@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 from pathlib import Path
 
 from lessons_lib.cli.options import (add_bias_arguments, add_config_arguments, add_force_argument, bias_overrides,
@@ -245,7 +244,7 @@ def _run_all(args: argparse.Namespace, data, data_dir: Path, runs: list, names: 
 
     everything = [*data.train, *data.dev, *data.test]
     nlp, parser = _parser_if_needed(args, data)
-    context = {"command": shown_command(sys.argv), "parser": parser, "data": {"folder": Path(data_dir).name,
+    context = {"command": shown_command(args.command_line), "parser": parser, "data": {"folder": Path(data_dir).name,
                                                              **{s: pairs_sha256(data.split(s)) for s in ("train", "dev", "test")}},
                "train_config": vars(train_config), "sizes": vars(sizes), "bias_options": bias,
                "provenance": run_provenance("cpu")}
