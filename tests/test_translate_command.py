@@ -4,6 +4,8 @@ import json
 
 import pytest
 
+from lessons_lib.errors import CourseInputError
+
 from lessons_lib.translation.results import load_results
 from translation_folders import write_tiny_folder
 
@@ -52,7 +54,7 @@ def test_an_edited_score_is_refused(tmp_path, cli):
     record = json.loads(path.read_text(encoding="utf-8"))
     record["scores"]["all"]["bleu"] += 1
     path.write_text(json.dumps(record), encoding="utf-8")
-    with pytest.raises(Exception, match="not what its sentences' statistics give"):
+    with pytest.raises(CourseInputError, match="not what its sentences' statistics give"):
         load_results(path)
 
 

@@ -239,7 +239,8 @@ def _run_all(args: argparse.Namespace, data, data_dir: Path, runs: list, names: 
     from lessons_lib.syntax_bias.registry import options_for
     from lessons_lib.training.runs import shown_command
     from lessons_lib.translation.pairs_folder import pairs_sha256
-    from lessons_lib.translation.results import RESULTS_KIND, results_record, training_subset
+    from lessons_lib.pairs.data import subsample
+    from lessons_lib.translation.results import RESULTS_KIND, results_record
     from lessons_lib.translation.training import train_translator
 
     everything = [*data.train, *data.dev, *data.test]
@@ -255,7 +256,7 @@ def _run_all(args: argparse.Namespace, data, data_dir: Path, runs: list, names: 
             print(f"{name}: already there, kept")
             continue
         trees = None if variant == "none" else _trees_for(args, data, everything, seed, nlp)
-        train = training_subset(data.train, fraction, seed)
+        train = subsample(data.train, fraction, seed)
         run, _ = train_translator(train, data.dev, data.test, variant, seed, trees, args.trees, train_config, sizes,
                                   options_for(variant, bias))
         record = results_record(run, data.test, fraction, {**context, "train_pairs": len(train)}, args.numbers_only)

@@ -30,7 +30,7 @@ import unicodedata
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Mapping, Sequence
+from typing import Mapping, Sequence, TypeVar
 
 from lessons_lib.errors import CourseInputError, file_errors
 from lessons_lib.files import atomic_write
@@ -70,6 +70,9 @@ MAX_SENTENCE_CHARS = 500
 # and LCQMC_{split}.tsv as one file, counted once below.
 _SPLIT_FILE_PATTERNS = ("{split}.tsv", "{split}.txt", "LCQMC_{split}.tsv", "LCQMC_{split}.txt", "lcqmc_{split}.tsv",
                         "lcqmc_{split}.txt", "{split}")
+
+
+_Item = TypeVar("_Item")
 
 
 @dataclass(frozen=True)
@@ -380,8 +383,9 @@ def format_skipped_lines(splits: Sequence[LcqmcSplit]) -> tuple[str, int]:
     return "\n".join(rows) + "\n", count
 
 
-def subsample(examples: Sequence[PairExample], fraction: float, seed: int = 0) -> list[PairExample]:
-    """A random ``fraction`` of the examples (at least one), in their original order."""
+def subsample(examples: Sequence[_Item], fraction: float, seed: int = 0) -> list[_Item]:
+    """A random ``fraction`` of the examples (at least one), in their original order (any items:
+    question pairs here, translation pairs in :mod:`lessons_lib.translation`)."""
     if not 0.0 < fraction <= 1.0:
         raise CourseInputError(f"`train_fraction` must be in (0, 1], got {fraction!r}")
     if fraction == 1.0:

@@ -10,7 +10,6 @@ run was asked for numbers only, as for data that may not be redistributed) its h
 from __future__ import annotations
 
 import json
-import random
 from pathlib import Path
 from typing import Sequence
 
@@ -19,20 +18,10 @@ from lessons_lib.evaluation.translation import SentenceStatistics, bleu_from_sta
 from lessons_lib.translation.pairs_folder import TranslationPair
 from lessons_lib.translation.training import TranslationRun
 
-__all__ = ["RESULTS_FORMAT", "RESULTS_KIND", "training_subset", "results_name", "results_record", "load_results"]
+__all__ = ["RESULTS_FORMAT", "RESULTS_KIND", "results_name", "results_record", "load_results"]
 
 RESULTS_FORMAT = "lessons-translation-run/1"
 RESULTS_KIND = "translation results"
-
-
-def training_subset(pairs: Sequence[TranslationPair], fraction: float, seed: int) -> list[TranslationPair]:
-    """A random ``fraction`` of the training pairs (at least one), drawn from ``seed``, in their order."""
-    if not 0.0 < fraction <= 1.0:
-        raise CourseInputError(f"the training fraction must be in (0, 1], got {fraction!r}")
-    if fraction == 1.0:
-        return list(pairs)
-    keep = max(1, round(fraction * len(pairs)))
-    return [pairs[i] for i in sorted(random.Random(seed).sample(range(len(pairs)), keep))]
 
 
 def results_name(fraction: float, variant: str, trees: str, seed: int) -> str:
