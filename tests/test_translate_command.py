@@ -37,6 +37,29 @@ def test_each_run_is_one_checked_file_and_a_rerun_keeps_it(tmp_path, cli):
     assert other.code == 2 and "made with other train_config" in other.err
 
 
+def test_the_controls_record_their_trees_the_subset_and_the_table(tmp_path, cli):
+    data = tmp_path / "pairs"
+    write_tiny_folder(data)
+    out = tmp_path / "results"
+    for trees in ("scrambled", "sequence"):
+        done = cli(_args(data, out, "--variants", "learned", "--trees", trees, "--fractions", "0.5"))
+        assert done.code == 0, done.err
+    scrambled = load_results(out / "f0.5-learned-scrambled-s0.json")
+    sequence = load_results(out / "f0.5-learned-sequence-s0.json")
+    assert scrambled["trees"] == "scrambled" and 0.0 <= scrambled["word_boundaries_kept"] < 1.0
+    assert "word_boundaries_kept" not in sequence
+    assert scrambled["train_subset_sha256"] == sequence["train_subset_sha256"]  # one subset per seed
+    assert all(epoch["bias_max_abs"] > 0.0 for epoch in sequence["history"])
+
+
+def test_gold_trees_on_a_folder_without_them_are_refused(tmp_path, cli):
+    data = tmp_path / "pairs"
+    write_tiny_folder(data)
+    (data / "trees.conllu").unlink()
+    done = cli(_args(data, tmp_path / "r", "--variants", "learned", "--trees", "gold"))
+    assert done.code == 2 and "no trees.conllu, so no gold trees" in done.err and "Traceback" not in done.err
+
+
 def test_numbers_only_leaves_the_translations_out(tmp_path, cli):
     data = tmp_path / "pairs"
     write_tiny_folder(data)

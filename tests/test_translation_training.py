@@ -14,7 +14,8 @@ from lessons_lib.translation.model import build_translator
 from lessons_lib.translation.pairs_folder import TranslationPair
 from lessons_lib.translation.config import TranslationTrainConfig
 from lessons_lib.translation.training import train_translator, translator_config
-from lessons_lib.translation.trees import gold_trees, random_trees, source_buckets
+from lessons_lib.syntax.buckets import char_word_index
+from lessons_lib.translation.trees import derived_trees, gold_trees, random_trees, sequence_trees, source_buckets
 from translation_folders import RELATIVE_CLAUSE, WORDS, write_tiny_folder
 
 HEADS = RELATIVE_CLAUSE[0]
@@ -107,6 +108,31 @@ def test_random_trees_keep_the_words_and_depend_only_on_the_seed():
     assert first == again
     assert all(first[k].words == trees[k].words for k in trees)
     assert first["a"].heads != trees["a"].heads or other["a"].heads != trees["a"].heads
+
+
+def test_sequence_trees_make_tree_distance_the_distance_in_words():
+    trees = sequence_trees(_trees())
+    buckets = source_buckets([TranslationPair("a", "".join(WORDS), "x")], [0], trees, DEFAULT_SCHEME)[0]
+    word = char_word_index(WORDS)
+    expected = DEFAULT_SCHEME.bucket(torch.tensor([[abs(i - j) for j in word] for i in word]))
+    assert torch.equal(buckets, expected)
+    assert buckets[0, 1] == 0 and buckets[0, 2] == 1 and buckets[0, 9] == DEFAULT_SCHEME.bucket(torch.tensor(6))
+    assert trees["a"].words == WORDS and trees["a"].heads[:3] == (-1, 0, 1)
+
+
+def test_scrambled_trees_recut_the_characters_and_report_the_boundaries_kept():
+    trees = _trees()
+    scrambled, kept = derived_trees("scrambled", trees, 3)
+    again, _ = derived_trees("scrambled", dict(reversed(list(trees.items()))), 3)
+    assert scrambled == again
+    for pair_id, parse in scrambled.items():
+        assert "".join(parse.words) == "".join(trees[pair_id].words)
+        assert sorted(map(len, parse.words)) == sorted(map(len, trees[pair_id].words))
+    assert any(scrambled[k].words != trees[k].words for k in trees)
+    assert 0.0 <= kept < 1.0
+    assert derived_trees("random", trees, 3)[1] is None
+    with pytest.raises(CourseInputError, match="not a control's"):
+        derived_trees("gold", trees, 3)
 
 
 def test_gold_trees_name_a_pair_without_a_tree(tmp_path):

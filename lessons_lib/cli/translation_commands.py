@@ -37,7 +37,8 @@ from lessons_lib.syntax_bias.registry import VARIANTS
 from lessons_lib.translation.config import TranslationTrainConfig, TranslatorSizes
 
 TREE_VARIANTS = sorted(name for name, entry in VARIANTS.items() if entry.buckets in (None, "tree"))
-TREE_CHOICES = ("gold", "parser", "random")
+# The same as lessons_lib.translation.trees.TREE_SOURCES (written out: that module imports torch).
+TREE_CHOICES = ("gold", "parser", "random", "scrambled", "sequence")
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -148,8 +149,9 @@ def _register_translate(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--variants", nargs="+", choices=TREE_VARIANTS, default=["none", "learned", "hard_mask"],
                    help="the arms (default: none learned hard_mask)")
     p.add_argument("--trees", choices=TREE_CHOICES, default="gold",
-                   help="where the biased arms' trees come from: the folder's gold trees, the course parser, or "
-                        "random trees over the gold (else the parser's) words (default gold)")
+                   help="where the biased arms' trees come from: the folder's gold trees, the course parser, or a "
+                        "control over the gold (else the parser's) words: random trees, scrambled words with random "
+                        "trees, or the words in sequence (tree distance = distance in words) (default gold)")
     p.add_argument("--seeds", nargs="+", type=int, default=[0], help="one run per seed (default 0)")
     p.add_argument("--fractions", nargs="+", type=float, default=[1.0],
                    help="shares of the training split; each seed draws its own subset (default 1.0)")
@@ -163,21 +165,26 @@ def _register_translate(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(handler=run_translate_command)
 
 
-def _trees_for(args: argparse.Namespace, data, pairs, seed: int, nlp) -> dict:
-    """Gold, parser or random trees for every pair, per the flags (``nlp``: the parser, when one is needed)."""
-    from lessons_lib.translation.trees import gold_trees, parser_trees, random_trees
+def _base_trees(args: argparse.Namespace, data, pairs, nlp) -> dict:
+    """The trees every biased run starts from (parsed once per command): the parser's for ``--trees
+    parser``, else the folder's gold trees, else (for a control on a folder without them) the parser's."""
+    from lessons_lib.translation.trees import gold_trees, parser_trees
 
-    if args.trees == "parser":
-        return parser_trees(nlp, pairs)
-    if args.trees == "gold" or data.trees_path is not None:
-        gold = gold_trees(data, pairs)
-        return gold if args.trees == "gold" else random_trees(gold, seed)
-    return random_trees(parser_trees(nlp, pairs), seed)
+    import time
+
+    if args.trees == "gold" or (args.trees != "parser" and data.trees_path is not None):
+        return gold_trees(data, pairs)  # refused in one line when the folder has none
+    started = time.perf_counter()
+    trees = parser_trees(nlp, pairs)
+    texts, seconds = len({pair.source for pair in pairs}), time.perf_counter() - started
+    print(f"parsed {texts:,} distinct source sentences in {seconds:.0f} s ({texts / max(seconds, 1e-9):,.0f} a second)")
+    return trees
 
 
 def _parser_if_needed(args: argparse.Namespace, data):
     """The course parser and its identity when the trees come from it, else ``(None, None)``."""
-    if args.trees == "gold" or (args.trees == "random" and data.trees_path is not None) or args.variants == ["none"]:
+    parsed = args.trees == "parser" or (args.trees != "gold" and data.trees_path is None)
+    if not parsed or args.variants == ["none"]:
         return None, None
     from lessons_lib.syntax.parser import load_parser, parser_identity
 
@@ -243,8 +250,11 @@ def _run_all(args: argparse.Namespace, data, data_dir: Path, runs: list, names: 
     from lessons_lib.translation.results import RESULTS_KIND, results_record
     from lessons_lib.translation.training import train_translator
 
+    from lessons_lib.translation.trees import DERIVED_TREES, derived_trees
+
     everything = [*data.train, *data.dev, *data.test]
     nlp, parser = _parser_if_needed(args, data)
+    base = None if args.variants == ["none"] else _base_trees(args, data, everything, nlp)
     context = {"command": shown_command(args.command_line), "parser": parser, "data": {"folder": Path(data_dir).name,
                                                              **{s: pairs_sha256(data.split(s)) for s in ("train", "dev", "test")}},
                "train_config": vars(train_config), "sizes": vars(sizes), "bias_options": bias,
@@ -255,11 +265,16 @@ def _run_all(args: argparse.Namespace, data, data_dir: Path, runs: list, names: 
             _check_same_run(path, context)
             print(f"{name}: already there, kept")
             continue
-        trees = None if variant == "none" else _trees_for(args, data, everything, seed, nlp)
+        trees, boundaries_kept = base, None
+        if base is not None and variant != "none" and args.trees in DERIVED_TREES:
+            trees, boundaries_kept = derived_trees(args.trees, base, seed)
         train = subsample(data.train, fraction, seed)
         run, _ = train_translator(train, data.dev, data.test, variant, seed, trees, args.trees, train_config, sizes,
                                   options_for(variant, bias))
-        record = results_record(run, data.test, fraction, {**context, "train_pairs": len(train)}, args.numbers_only)
+        facts = {"train_pairs": len(train), "train_subset_sha256": pairs_sha256(train)}
+        if boundaries_kept is not None:
+            facts["word_boundaries_kept"] = boundaries_kept
+        record = results_record(run, data.test, fraction, {**context, **facts}, args.numbers_only)
         record_written(path, json.dumps(record, ensure_ascii=False, indent=1) + "\n", kind=RESULTS_KIND)
         scores = ", ".join(f"{group} {score.bleu:.2f}" for group, score in run.scores.items())
         print(f"{name}: BLEU {scores} (epoch {run.best_epoch}, {run.seconds:.0f} s)")

@@ -49,6 +49,13 @@ class SyntaxBiasedTranslator(nn.Module):
                                    f"characters {tuple(real.shape)}")
         return list(self.syntax_bias.biases(batch.buckets))
 
+    def epoch_summary(self) -> dict:
+        """``{"bias_max_abs": …}``, the largest |entry| of a learned table's effective values, so that a
+        table that never moved is told from one that moved and did not help; ``{}`` without one."""
+        if self.syntax_bias is None or not any(p.requires_grad for p in self.syntax_bias.parameters()):
+            return {}
+        return {"bias_max_abs": float(self.syntax_bias.bias_per_bucket().abs().max())}
+
     def forward(self, batch: TranslationBatch) -> torch.Tensor:
         """Teacher-forced logits ``(B, T, V)``."""
         return self.transformer(batch.source_ids, batch.source_mask, batch.target_in, batch.target_mask,

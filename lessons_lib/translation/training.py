@@ -52,7 +52,7 @@ class TranslationRun:
 
     Attributes:
         variant, trees, seed: which arm and seed.
-        history: per epoch ``{"epoch", "train_loss", "dev_bleu"}``.
+        history: per epoch ``{"epoch", "train_loss", "dev_bleu"}``, and ``"bias_max_abs"`` with a learned table.
         best_epoch: the epoch kept (per the config's ``epoch_choice``).
         hypotheses: the test translations, in the order of the test pairs.
         statistics: each test sentence's BLEU statistics (for bootstraps over test sentences).
@@ -161,7 +161,7 @@ def train_translator(train: Sequence[TranslationPair], dev: Sequence[Translation
             total, tokens = total + loss.item() * n, tokens + n
         dev_hypotheses = translate_pairs(model, dev, vocabs, trees, config.max_target_len, 1, scheme)
         dev_bleu = corpus_scores(dev_hypotheses, [pair.reference for pair in dev]).bleu
-        run.history.append({"epoch": epoch, "train_loss": total / tokens, "dev_bleu": dev_bleu})
+        run.history.append({"epoch": epoch, "train_loss": total / tokens, "dev_bleu": dev_bleu, **model.epoch_summary()})
         if log is not None:
             log(f"epoch {epoch}: train loss {total / tokens:.4f}, dev BLEU {dev_bleu:.2f}")
         if dev_bleu > best_bleu or config.epoch_choice == "last":

@@ -6,7 +6,11 @@ Trees are kept per pair id, not per text: in the course corpus one string can ca
 - ``"gold"``: the folder's ``trees.conllu`` (:data:`lessons_lib.translation.pairs_folder.TREES_FILE`);
 - ``"parser"``: a spaCy parser's trees (the course's parser by default), one per distinct text;
 - ``"random"``: a random tree over the same words as another source's tree (the control that
-  keeps the segmentation and throws the syntax away), drawn from a seed.
+  keeps the segmentation and throws the syntax away), drawn from a seed;
+- ``"scrambled"``: the words re-cut at random and a random tree over them (the control without
+  any syntax or segmentation; :func:`lessons_lib.syntax.noise.scrambled_parses`);
+- ``"sequence"``: the same words in a line, each headed by the word before it, so that tree
+  distance *is* distance in words (relative position by word: only nearness, no syntax).
 """
 
 from __future__ import annotations
@@ -18,14 +22,17 @@ import torch
 
 from lessons_lib.errors import CourseInputError
 from lessons_lib.syntax.buckets import BucketScheme, batch_sentence_distance_buckets
-from lessons_lib.syntax.noise import random_heads
+from lessons_lib.syntax.noise import random_heads, scrambled_parses
 from lessons_lib.syntax.parser import Parse, parse_texts
 from lessons_lib.syntax.treebank import read_conllu
 from lessons_lib.translation.pairs_folder import TREES_FILE, TranslationData, TranslationPair
 
-__all__ = ["TREE_SOURCES", "gold_trees", "parser_trees", "random_trees", "source_buckets"]
+__all__ = ["TREE_SOURCES", "DERIVED_TREES", "gold_trees", "parser_trees", "random_trees", "sequence_trees",
+           "derived_trees", "source_buckets"]
 
-TREE_SOURCES = ("gold", "parser", "random")
+TREE_SOURCES = ("gold", "parser", "random", "scrambled", "sequence")
+# The controls: drawn from, or laid over the words of, the gold (else the parser's) trees.
+DERIVED_TREES = ("random", "scrambled", "sequence")
 
 
 def _check_spelling(pair: TranslationPair, parse: Parse, where: str) -> Parse:
@@ -69,6 +76,30 @@ def random_trees(trees: Mapping[str, Parse], seed: int) -> dict[str, Parse]:
         deprels = tuple("root" if head == -1 else "dep" for head in heads)
         out[pair_id] = Parse(parse.text, parse.words, heads, deprels)
     return out
+
+
+def sequence_trees(trees: Mapping[str, Parse]) -> dict[str, Parse]:
+    """Each tree's words in a line (word ``i`` headed by word ``i − 1``): the tree distance of two
+    words is then ``|i − j|``, relative position counted in words, and a characters' bucket of
+    "same word" means what it means on a real tree."""
+    out = {}
+    for pair_id, parse in trees.items():
+        heads = tuple(range(-1, len(parse.words) - 1))
+        deprels = ("root",) + ("dep",) * (len(parse.words) - 1)
+        out[pair_id] = Parse(parse.text, parse.words, heads, deprels)
+    return out
+
+
+def derived_trees(kind: str, trees: Mapping[str, Parse], seed: int) -> tuple[dict[str, Parse], float | None]:
+    """A control's trees from ``trees`` (see :data:`DERIVED_TREES`), and for ``"scrambled"`` the share
+    of word boundaries the re-cut segmentation keeps (``None`` for the others)."""
+    if kind == "random":
+        return random_trees(trees, seed), None
+    if kind == "scrambled":
+        return scrambled_parses(trees, seed)
+    if kind == "sequence":
+        return sequence_trees(trees), None
+    raise CourseInputError(f"trees {kind!r} are not a control's; choose one of {', '.join(DERIVED_TREES)}")
 
 
 def source_buckets(pairs: Sequence[TranslationPair], indices: Sequence[int], trees: Mapping[str, Parse],
