@@ -295,6 +295,11 @@ CASES: list[tuple[str, list[str], str]] = [
     ("translate-lr-negative", ["translate", "--out-dir", "{root}/o", "--lr", "-1"], "--lr must be > 0.0"),
     ("translate-not-a-pairs-folder", ["translate", "--data-dir", "{tiny_data}", "--out-dir", "{root}/o"],
      "{tiny_data}/train.tsv"),
+    # --- translation-pilot
+    ("translation-pilot-missing", ["translation-pilot", "{root}/none"], "folder {root}/none is not a folder"),
+    ("translation-pilot-no-results", ["translation-pilot", "{tiny_data}"], "{tiny_data}: no translation results files"),
+    ("translation-pilot-family-0", ["translation-pilot", "{tiny_data}", "--family", "0"], "--family must be"),
+    ("translation-pilot-effect-negative", ["translation-pilot", "{tiny_data}", "--effect", "-0.5"], "--effect must be"),
     # --- build-translation-corpus
     ("build-translation-corpus-out-is-a-file", ["build-translation-corpus", "--out-dir", "{afile}"],
      "--out-dir {afile} is a file"),

@@ -42,7 +42,7 @@ AUDIENCES = {
     "for learners": ("workspace", "check-env", "execute"),
     "for teachers": ("student", "grade", "nbgrader-course", "site"),
     "to measure and read results": ("train", "compare", "baseline", "data-stats", "experiment", "grid", "study",
-                                    "tatoeba-split", "translate"),
+                                    "tatoeba-split", "translate", "translation-pilot"),
     "for maintainers (the course's own data and parser)": ("build-sample", "build-treebank", "train-parser",
                                                             "preparse", "build-translation-corpus"),
 }

@@ -51,6 +51,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(handler=run_tatoeba_split)
     _register_build_corpus(subparsers)
     _register_translate(subparsers)
+    _register_pilot(subparsers)
 
 
 def _source(args: argparse.Namespace) -> Path:
@@ -163,6 +164,29 @@ def _register_translate(subparsers: argparse._SubParsersAction) -> None:
     add_config_arguments(p, TranslatorSizes, "model sizes")
     add_bias_arguments(p)
     p.set_defaults(handler=run_translate_command)
+
+
+def _register_pilot(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser("translation-pilot", help="a pilot's translation runs read to size a study: cost, "
+                                                        "dev-chosen epochs, the seed SD of each arm's gain, seeds needed")
+    p.add_argument("folder", type=Path, help="the pilot's results files (every arm beside none, by seed)")
+    p.add_argument("--effect", type=float, default=0.5, help="the smallest gain in BLEU the study must find (default 0.5)")
+    p.add_argument("--family", type=int, default=1, help="contrasts in the study's Holm family (default 1)")
+    p.add_argument("--confidence", type=float, default=0.8,
+                   help="confidence of the SD's upper limit the study is sized at (default 0.8)")
+    p.set_defaults(handler=run_translation_pilot)
+
+
+def run_translation_pilot(args: argparse.Namespace) -> int:
+    from lessons_lib.translation.pilot import format_pilot, pilot_fractions
+    from lessons_lib.validation import check_input_dir, check_int, check_number
+
+    check_number(args.effect, "--effect", minimum=0.0, strict_minimum=True)
+    check_int(args.family, "--family", minimum=1)
+    check_number(args.confidence, "--confidence", minimum=0.5, maximum=0.999)
+    print(format_pilot(pilot_fractions(check_input_dir(args.folder, "folder")), args.effect, args.family,
+                       confidence=args.confidence))
+    return 0
 
 
 def _base_trees(args: argparse.Namespace, data, pairs, nlp) -> dict:

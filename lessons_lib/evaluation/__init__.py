@@ -11,4 +11,6 @@ Named after what it does with a model's predictions; the statistics of a data se
   rule, and a model read against both (no torch until a McNemar test is asked for).
 - :mod:`~lessons_lib.evaluation.translation` — BLEU and chrF with sacreBLEU's signatures, BLEU from
   integer sentence statistics, and the paired bootstrap over test sentences (no torch).
+- :mod:`~lessons_lib.evaluation.sample_size` — sizing a study from a pilot: the upper confidence
+  limit of a seed SD and the seeds a paired t-test needs for a given power (no torch).
 """

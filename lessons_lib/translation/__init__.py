@@ -6,10 +6,14 @@
   gold tree decides part of the translation (``lessons build-translation-corpus``,
   ``data/translation_corpus``).
 - :mod:`~lessons_lib.translation.encoding` — source characters, English tokens, vocabularies, batches.
-- :mod:`~lessons_lib.translation.trees` — gold, parser and random source trees per pair, and their buckets.
+- :mod:`~lessons_lib.translation.trees` — gold and parser source trees per pair, the controls laid
+  over their words (random trees, scrambled words, words in sequence), and their buckets.
 - :mod:`~lessons_lib.translation.model` — the translator whose encoder takes the syntax bias.
 - :mod:`~lessons_lib.translation.training` — one training run, the dev-chosen epoch, BLEU per group.
 - :mod:`~lessons_lib.translation.tatoeba` — Tatoeba's Chinese–English pairs, read from outside the
   repository (checked by SHA-256, converted to simplified characters) and split with no sentence in
   two splits (``lessons tatoeba-split``).
+- :mod:`~lessons_lib.translation.results` — one run as one checked results file.
+- :mod:`~lessons_lib.translation.analysis` — results read by seed: contrasts, Holm, the plan's rule.
+- :mod:`~lessons_lib.translation.pilot` — a pilot read to size a study (``lessons translation-pilot``).
 """
