@@ -15,7 +15,9 @@ from lessons_lib.translation.pairs_folder import TranslationPair
 from lessons_lib.translation.config import TranslationTrainConfig
 from lessons_lib.translation.training import train_translator, translator_config
 from lessons_lib.syntax.buckets import char_word_index
-from lessons_lib.translation.trees import derived_trees, gold_trees, random_trees, sequence_trees, source_buckets
+from lessons_lib.syntax.parser import load_parser
+from lessons_lib.translation.trees import (derived_trees, gold_trees, parser_trees, random_trees, sequence_trees,
+                                         source_buckets)
 from translation_folders import RELATIVE_CLAUSE, WORDS, write_tiny_folder
 
 HEADS = RELATIVE_CLAUSE[0]
@@ -133,6 +135,14 @@ def test_scrambled_trees_recut_the_characters_and_report_the_boundaries_kept():
     assert derived_trees("random", trees, 3)[1] is None
     with pytest.raises(CourseInputError, match="not a control's"):
         derived_trees("gold", trees, 3)
+
+
+def test_the_parser_trees_real_sentences_with_spaces_and_latin_letters_over_their_characters():
+    pairs = [TranslationPair("1", "Tom 很 好。", "Tom is fine ."), TranslationPair("2", "我们走吧！", "Let's go !")]
+    trees = parser_trees(load_parser(), pairs)
+    assert "".join(trees["1"].words) == "Tom很好。" and "".join(trees["2"].words) == "我们走吧！"
+    buckets = source_buckets(pairs, [0, 1], trees, DEFAULT_SCHEME)
+    assert buckets.shape == (2, 6, 6) and bool((buckets[0] >= 0).all())  # Tom很好。: 6 characters, no padding
 
 
 def test_gold_trees_name_a_pair_without_a_tree(tmp_path):

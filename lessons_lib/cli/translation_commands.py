@@ -201,7 +201,8 @@ def _base_trees(args: argparse.Namespace, data, pairs, nlp) -> dict:
     started = time.perf_counter()
     trees = parser_trees(nlp, pairs)
     texts, seconds = len({pair.source for pair in pairs}), time.perf_counter() - started
-    print(f"parsed {texts:,} distinct source sentences in {seconds:.0f} s ({texts / max(seconds, 1e-9):,.0f} a second)")
+    print(f"parsed {texts:,} distinct source sentences in {seconds:.0f} s ({texts / max(seconds, 1e-9):,.0f} a second); "
+          "every tree's words spell its source")
     return trees
 
 

@@ -59,10 +59,11 @@ def gold_trees(data: TranslationData, pairs: Sequence[TranslationPair]) -> dict[
 
 
 def parser_trees(nlp, pairs: Sequence[TranslationPair]) -> dict[str, Parse]:
-    """The parser's tree of every pair's source (each distinct text parsed once)."""
+    """The parser's tree of every pair's source (each distinct text parsed once), checked to spell
+    its source (whitespace aside): the buckets are laid over the source's characters."""
     texts = list(dict.fromkeys(pair.source for pair in pairs))
     by_text = dict(zip(texts, parse_texts(nlp, texts)))
-    return {pair.id: by_text[pair.source] for pair in pairs}
+    return {pair.id: _check_spelling(pair, by_text[pair.source], "the parser") for pair in pairs}
 
 
 def random_trees(trees: Mapping[str, Parse], seed: int) -> dict[str, Parse]:
