@@ -292,6 +292,8 @@ CASES: list[tuple[str, list[str], str]] = [
     # --- translate
     ("translate-fraction-0", ["translate", "--data-dir", "{tiny_data}", "--out-dir", "{root}/o", "--fractions", "0"],
      "--fractions: 0 is not in (0, 1]"),
+    ("translate-seed-negative", ["translate", "--out-dir", "{root}/o", "--seeds", "-1"], "--seeds must be a non-negative int"),
+    ("translate-out-is-a-file", ["translate", "--out-dir", "{afile}", "--variants", "none"], "--out-dir {afile} is a file"),
     ("translate-lr-negative", ["translate", "--out-dir", "{root}/o", "--lr", "-1"], "--lr must be > 0.0"),
     ("translate-not-a-pairs-folder", ["translate", "--data-dir", "{tiny_data}", "--out-dir", "{root}/o"],
      "{tiny_data}/train.tsv"),

@@ -239,6 +239,11 @@ def run_translate_command(args: argparse.Namespace) -> int:
     from lessons_lib.translation.pairs_folder import read_pairs_folder
     from lessons_lib.translation.results import RESULTS_KIND, results_name
 
+    from lessons_lib.validation import check_int, check_not_a_file
+
+    for seed in args.seeds:
+        check_int(seed, "--seeds", minimum=0)
+    check_not_a_file(args.out_dir, "--out-dir")
     train_config = config_from_arguments(args, TranslationTrainConfig)
     sizes = config_from_arguments(args, TranslatorSizes)
     bias = check_bias_options(bias_overrides(args))
