@@ -177,8 +177,10 @@ def test_partly_when_only_the_difference_of_differences_holds(tmp_path):
 
 def _contrast(fraction, holm_p, sign):
     from lessons_lib.ablation.study_analysis import LEARNED, StudyContrast
-    return StudyContrast("c", LEARNED, None if fraction is None else Fraction(str(fraction)), [], [], [], 0.0, 0.0, 0.0,
-                         0.0, 1, holm_p, sign, 1.0, holm_p)
+    from lessons_lib.evaluation.seed_tests import SeedTest
+    test = SeedTest(mean=0.0, standard_error=0.0, low=0.0, high=0.0, df=1, p_value=holm_p, sign=sign, exact_p=1.0,
+                    holm_p=holm_p)
+    return StudyContrast("c", LEARNED, None if fraction is None else Fraction(str(fraction)), [], [], [], test)
 
 
 @pytest.mark.parametrize("gain, dod, expected", [

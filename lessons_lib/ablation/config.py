@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field, fields, replace
+from typing import TYPE_CHECKING
 
 from lessons_lib.errors import CourseInputError
+from lessons_lib.pairs.data import check_train_fraction
 from lessons_lib.pairs.config import PRESETS, PairClassifierConfig, TrainConfig, resolve_recipe
-from lessons_lib.syntax.buckets import DEFAULT_MAX_DISTANCE, INT8_MAX_DISTANCE, BucketScheme
+from lessons_lib.syntax.bucket_sizes import DEFAULT_MAX_DISTANCE, INT8_MAX_DISTANCE
 from lessons_lib.syntax_bias.registry import (BASELINE, EPOCH_CHOICES, VARIANTS, SyntaxModelOptions, check_bias_options,
                                               options_for)
-from lessons_lib.validation import check_choice, check_int, check_number, check_probability, strict_from_dict
+from lessons_lib.validation import check_choice, check_int, check_probability, strict_from_dict
+
+if TYPE_CHECKING:  # the scheme's module imports torch: only a run needs it, not the flags or a results file
+    from lessons_lib.syntax.buckets import BucketScheme
 
 __all__ = ["ExperimentConfig"]
 
@@ -17,6 +22,9 @@ __all__ = ["ExperimentConfig"]
 @dataclass
 class ExperimentConfig:
     """What the ablation runs.
+
+    ``lessons experiment`` has a flag per field, named, typed, defaulted and documented here (the
+    noise: :func:`lessons_lib.syntax.noise.perturb_heads`, :func:`lessons_lib.syntax.noise.scrambled_parses`).
 
     Attributes:
         variants: names from :data:`lessons_lib.syntax_bias.registry.VARIANTS`; ``"none"``
@@ -28,15 +36,15 @@ class ExperimentConfig:
             since one block cannot use the bias (see below).
         train: flat training options overriding the preset's, but ``seed``: each run's seed is
             one of :attr:`seeds`.
-        train_fraction: share of the training split used (the low-resource setting).
-        subset_seed: which subset (the same for every variant and seed).
-        parser_noise: probability of re-attaching each non-root word (see
-            :func:`lessons_lib.syntax.noise.perturb_heads`).
+        train_fraction: share of the training split used (the low-resource setting), in (0, 1].
+        subset_seed: which training subset (the same for every variant and seed).
+        parser_noise: probability of re-attaching each non-root word to a random head.
         scramble_words: the control without any syntax: every sentence cut into random words
-            (the segmentation's word lengths) with a random tree (see
-            :func:`lessons_lib.syntax.noise.scrambled_parses`); excludes ``parser_noise``.
+            (the segmentation's word lengths) with a random tree, drawn with ``noise_seed``; excludes
+            ``parser_noise``.
         noise_seed: seed of the noise (and of the scrambling).
-        max_distance, log_buckets: the bucket scheme.
+        max_distance: the bucket scheme's clamp: tree distances beyond it share one bucket.
+        log_buckets: the bucket scheme's log-spaced buckets for long distances.
         bias_options: flat options of the variants (``{"bias_lr_multiplier": 30, "decay": 0.5}``),
             each routed to the variant whose options dataclass has the field.
         syntax_model: flat :class:`SyntaxModelOptions` (``{"bias_dropout": 0.5}``) for every
@@ -60,7 +68,7 @@ class ExperimentConfig:
     log_buckets: bool = False
     bias_options: dict = field(default_factory=dict)
     syntax_model: dict = field(default_factory=dict)
-    epoch_choice: str = "last"
+    epoch_choice: str = field(default="last", metadata={"choices": EPOCH_CHOICES})
 
     def __post_init__(self) -> None:
         if not self.variants or len(set(self.variants)) != len(self.variants):
@@ -72,8 +80,7 @@ class ExperimentConfig:
         for seed in self.seeds:
             check_int(seed, "each of `seeds`", minimum=0)
         check_choice(self.preset, "`preset`", sorted(PRESETS))
-        if not 0.0 < check_number(self.train_fraction, "`train_fraction`") <= 1.0:
-            raise CourseInputError(f"`train_fraction` must be in (0, 1], got {self.train_fraction!r}")
+        check_train_fraction(self.train_fraction)
         check_probability(self.parser_noise, "`parser_noise`")
         if not isinstance(self.scramble_words, bool):
             raise CourseInputError(f"`scramble_words` must be true or false, got {self.scramble_words!r}")
@@ -100,6 +107,8 @@ class ExperimentConfig:
             )
 
     def scheme(self) -> BucketScheme:
+        from lessons_lib.syntax.buckets import BucketScheme
+
         return BucketScheme(max_distance=self.max_distance, log_buckets=self.log_buckets)
 
     def train_config(self, seed: int) -> TrainConfig:

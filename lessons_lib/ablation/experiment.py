@@ -46,7 +46,7 @@ from lessons_lib.ablation.results import (PROBABILITY_DIGITS, DataSummary, Epoch
 from lessons_lib.syntax_bias.variants import make_bias
 from lessons_lib.validation import check_int
 
-__all__ = ["subsample", "build_model", "needed_texts", "parse_corpus", "run_experiment", "summarise", "bucket_names",
+__all__ = ["subsample", "build_model", "training_subset", "needed_texts", "parse_corpus", "run_experiment", "summarise", "bucket_names",
            "predictor_confusion",
            "load_trained", "RunPlace"]
 
@@ -72,11 +72,16 @@ def build_model(config: ExperimentConfig, variant: str, vocab_size: int, seed: i
     return _build(classifier, config.scheme(), variant, config.variant_options(variant), config.syntax_model_options())
 
 
+def training_subset(data: LcqmcData, config: ExperimentConfig) -> list[PairExample]:
+    """The training pairs every run of the experiment trains on: ``config.train_fraction`` of the
+    training split, drawn with ``config.subset_seed`` (the one place the draw is written)."""
+    return subsample(data.train.examples, config.train_fraction, config.subset_seed)
+
+
 def needed_texts(data: LcqmcData, config: ExperimentConfig | None = None) -> list[str]:
     """The distinct sentences an experiment reads: its training subset (all of train without
     ``config``), dev and test, in first-seen order."""
-    train = data.train.examples if config is None else subsample(data.train.examples, config.train_fraction,
-                                                                 config.subset_seed)
+    train = data.train.examples if config is None else training_subset(data, config)
     return distinct_sentences(train, data.dev.examples, data.test.examples)
 
 
@@ -128,7 +133,7 @@ class _Prepared:
 
 
 def _prepare(data: LcqmcData, parses: Mapping[str, Parse], config: ExperimentConfig) -> _Prepared:
-    train = subsample(data.train.examples, config.train_fraction, config.subset_seed)
+    train = training_subset(data, config)
     needed = distinct_sentences(train, data.dev.examples, data.test.examples)
     missing = sorted(set(needed) - set(parses))
     if missing:

@@ -25,6 +25,10 @@ gets the paired t-test over its seeds (the per-seed differences counted in whole
 their signs are exact), with the seeds' 95 % t-interval, and Holm's correction over the family of
 every contrast one grid prints (:func:`seed_level_verdicts`). With 3 seeds a small gain on every
 seed is not yet such a claim.
+
+Both kinds of test live in :mod:`lessons_lib.evaluation`: the per-pair ones (McNemar, the bootstrap:
+:mod:`~lessons_lib.evaluation.pair_tests`, named here too) and the seed-level record and Holm family
+(:mod:`~lessons_lib.evaluation.seed_tests`) the data-size study and the translation readings share.
 """
 
 from __future__ import annotations
@@ -37,8 +41,8 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from lessons_lib.errors import CourseInputError
-from lessons_lib.evaluation.significance import (NO_DIFFERENCE, better, holm, mcnemar_p_value, mean_ci95, paired_t_p_value,
-                                                 significant)
+from lessons_lib.evaluation.pair_tests import NO_DIFFERENCE, better, bootstrap_sums, mcnemar_p_value, pooled_interval
+from lessons_lib.evaluation.seed_tests import SeedTest, holm_family, paired_seed_test
 from lessons_lib.ablation.arms import Arm
 from lessons_lib.ablation.results import ExperimentResult, Spread, format_p, format_spread, load_results, spread
 from lessons_lib.syntax_bias.registry import BASELINE, VARIANTS
@@ -54,7 +58,6 @@ CONTRASTS = (
     (Arm("hard_mask"), Arm("hard_mask", _RANDOM), "is it the tree?"),
     (Arm("hard_mask"), Arm("window_mask"), "is it the tree, or only closing far pairs?"),
 )
-BOOTSTRAP_RESAMPLES = 2000
 SEED_LEVEL_ALPHA = 0.05
 
 
@@ -108,44 +111,6 @@ class Contrast:
         return spread([d.difference for d in self.per_seed])
 
 
-def bootstrap_sums(correct_a: np.ndarray, correct_b: np.ndarray, resamples: int = BOOTSTRAP_RESAMPLES,
-                   seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
-    """The test-pair bootstrap in whole units: ``(wins, sums)``.
-
-    Args:
-        correct_a, correct_b: ``(S, N)`` booleans, seed ``s`` of a beside seed ``s`` of b.
-
-    Returns:
-        ``wins``: ``(N,)`` int, per test pair the seeds where only a is right minus those where only
-        b is; ``sums``: ``(resamples,)`` int, ``wins`` summed over ``N`` pairs drawn with replacement.
-    """
-    wins = correct_a.sum(axis=0, dtype=np.int64) - correct_b.sum(axis=0, dtype=np.int64)
-    n = wins.shape[0]
-    rng = np.random.default_rng(seed)
-    sums = np.concatenate([wins[rng.integers(0, n, size=(min(200, resamples - start), n))].sum(axis=1)
-                           for start in range(0, resamples, 200)])
-    return wins, sums
-
-
-def pooled_interval(correct_a: np.ndarray, correct_b: np.ndarray, resamples: int = BOOTSTRAP_RESAMPLES,
-                    seed: int = 0) -> tuple[float, float, float]:
-    """The mean accuracy difference a − b over seeds and its 95 % percentile bootstrap interval over pairs.
-
-    Args:
-        correct_a, correct_b: ``(S, N)`` booleans, seed ``s`` of a beside seed ``s`` of b.
-
-    Returns:
-        ``(difference, low, high)``.
-    """
-    # In whole units (a pair won on one seed): the resampled sums are exact integers, so an end of
-    # the interval is exactly 0 when its order statistics are (a float mean of fractions can miss
-    # 0 by 1e-19 and turn "no difference" into a verdict).
-    wins, sums = bootstrap_sums(correct_a, correct_b, resamples, seed)
-    low, high = np.quantile(sums, [0.025, 0.975])  # between two integers
-    units = correct_a.shape[0] * wins.shape[0]
-    return float(wins.sum() / units), float(low / units), float(high / units)
-
-
 def verdict(per_seed: Sequence[float], low: float, high: float) -> str:
     """``"a better"`` / ``"b better"`` when every seed and the pooled interval agree on the sign;
     :data:`~lessons_lib.evaluation.significance.NO_DIFFERENCE` when the interval holds 0; ``"seeds disagree"`` otherwise."""
@@ -163,43 +128,55 @@ class SeedLevel:
     """A contrast read as a claim about the method: the seeds are the sample.
 
     Attributes:
-        mean, low, high: the mean per-seed difference and its 95 % Student-t interval
-            (``nan`` ends with one seed).
-        p_value: the paired t-test's two-sided p (``nan`` with one seed).
-        holm_p: ``p_value`` after Holm's correction over the family it was read in.
-        family: how many contrasts that family holds.
-        verdict: ``better(a)`` / ``better(b)`` when ``holm_p`` ≤ :data:`SEED_LEVEL_ALPHA` (the course's one
-            rule, :func:`~lessons_lib.evaluation.significance.significant`), the sign taken from the
-            per-seed counts; :data:`NO_DIFFERENCE` otherwise.
+        test: its :class:`~lessons_lib.evaluation.seed_tests.SeedTest` — the mean per-seed difference
+            and its 95 % Student-t interval (``nan`` ends with one seed), the paired t-test's p over
+            the per-seed differences in whole test pairs (``nan`` with one seed), and Holm's p over
+            the family it was read in (:attr:`family` contrasts).
+        verdict: ``better(a)`` / ``better(b)`` when the test is significant at :data:`SEED_LEVEL_ALPHA`
+            (Holm p ≤ α, the course's one rule, :meth:`~lessons_lib.evaluation.seed_tests.SeedTest.significant`),
+            the sign taken from the per-seed counts; :data:`NO_DIFFERENCE` otherwise.
     """
 
-    mean: float
-    low: float
-    high: float
-    p_value: float
-    holm_p: float
-    family: int
+    test: SeedTest
     verdict: str
+
+    @property
+    def mean(self) -> float:
+        return self.test.mean
+
+    @property
+    def low(self) -> float:
+        return self.test.low
+
+    @property
+    def high(self) -> float:
+        return self.test.high
+
+    @property
+    def p_value(self) -> float:
+        return self.test.p_value
+
+    @property
+    def holm_p(self) -> float:
+        return self.test.holm_p
+
+    @property
+    def family(self) -> int:
+        return self.test.family
 
 
 def seed_level_verdicts(contrasts: Sequence["Contrast"]) -> list[SeedLevel]:
     """Each contrast's seed-level test, with Holm's correction over ``contrasts`` as one family."""
-    tests = []
-    for c in contrasts:
-        wins = [d.only_a_right - d.only_b_right for d in c.per_seed]  # whole test pairs: exact signs
-        mean, half = mean_ci95([d.difference for d in c.per_seed])
-        tests.append((wins, mean, half, paired_t_p_value(wins) if len(wins) > 1 else float("nan")))
-    testable = [i for i, t in enumerate(tests) if t[3] == t[3]]
-    adjusted = dict(zip(testable, holm([tests[i][3] for i in testable])))
-    out = []
-    for i, (wins, mean, half, p) in enumerate(tests):
-        holm_p = adjusted.get(i, float("nan"))
-        total = sum(wins)
-        chosen = NO_DIFFERENCE
-        if significant(holm_p, SEED_LEVEL_ALPHA) and total != 0:
-            chosen = better("a") if total > 0 else better("b")
-        out.append(SeedLevel(mean, mean - half, mean + half, p, holm_p, len(testable), chosen))
-    return out
+    # the t-test on whole test pairs won minus lost (exact signs), the interval on the accuracy differences
+    tests = holm_family([paired_seed_test([d.difference for d in c.per_seed],
+                                          [d.only_a_right - d.only_b_right for d in c.per_seed]) for c in contrasts])
+    return [SeedLevel(test, _seed_level_verdict(test)) for test in tests]
+
+
+def _seed_level_verdict(test: SeedTest) -> str:
+    if not test.significant(SEED_LEVEL_ALPHA):
+        return NO_DIFFERENCE
+    return better("a") if test.sign > 0 else better("b")
 
 
 def _check_same_subset(path: Path, result: ExperimentResult, first: tuple[Path, ExperimentResult] | None) -> None:

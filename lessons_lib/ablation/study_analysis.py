@@ -23,8 +23,8 @@ also takes a float or the arm's label. The tables are printed by :mod:`lessons_l
 
 from __future__ import annotations
 
-import math
 import statistics
+import dataclasses
 from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path
@@ -33,11 +33,10 @@ from typing import Sequence
 import numpy as np
 
 from lessons_lib.errors import CourseInputError
-from lessons_lib.evaluation.metrics import accuracy_at_threshold, dev_tuned_threshold, label_one_share, rank_auc
-from lessons_lib.evaluation.significance import (holm, mean_ci95, paired_t_p_value, relabelling_p_value,
-                                                 sign_flip_p_value, significant, standard_error, welch_t_test)
+from lessons_lib.evaluation.pair_tests import pooled_interval
+from lessons_lib.evaluation.probabilities import accuracy_at_threshold, dev_tuned_threshold, label_one_share, rank_auc
+from lessons_lib.evaluation.seed_tests import SeedTest, holm_family, paired_seed_test, two_sample_seed_test
 from lessons_lib.ablation.arms import Arm, exact
-from lessons_lib.ablation.grid import pooled_interval
 from lessons_lib.syntax_bias.registry import BASELINE
 
 __all__ = ["NONE", "LEARNED", "HARD_MASK", "CURVE_ARMS", "BIASED_ARMS", "PRIMARY_FRACTIONS", "PLAN_SEEDS", "FULL",
@@ -92,17 +91,19 @@ class StudyRun:
 
 @dataclass(frozen=True)
 class StudyContrast:
-    """One contrast read with the seeds as the sample.
+    """One contrast of the study, read with the seeds as the sample.
 
     Attributes:
+        name, arm: what it compares (``arm`` against none, or against a control).
+        fraction: the training fraction; ``None`` for a difference of differences.
+        seeds: the seeds read (for a difference of differences, those of both fractions).
         wins: per seed, correct test pairs of a minus those of b (within a fraction); for a
             difference of differences, ``wins`` at the small fraction and ``wins_other`` at the large one.
-        mean, low, high: the mean difference in accuracy and its 95 % t-interval (unadjusted).
-        standard_error: the standard error of ``mean`` (the paired t's, or Welch's).
-        df: the t-test's degrees of freedom (paired: seeds − 1; Welch: rounded down).
-        p_value, holm_p: two-sided p and (in its family) Holm's adjusted p (``nan``: not testable).
-        sign: +1 / −1 / 0, from the integer sums.
-        exact_p: the exact permutation p (sign flips, or relabelling the seeds).
+        test: the :class:`~lessons_lib.evaluation.seed_tests.SeedTest` — the mean difference in
+            accuracy and its 95 % t-interval (unadjusted), its standard error, the t-test's degrees of
+            freedom (paired: seeds − 1; Welch: rounded down) and two-sided p, the exact permutation p
+            (sign flips, or relabelling the seeds), the sign from the integer sums, and Holm's p in
+            its family (``nan``: not testable). Its fields read as the contrast's own (``c.mean``, ``c.holm_p``…).
     """
 
     name: str
@@ -111,30 +112,54 @@ class StudyContrast:
     seeds: list[int]
     wins: list[int]
     wins_other: list[int]
-    mean: float
-    standard_error: float
-    low: float
-    high: float
-    df: int
-    p_value: float
-    sign: int
-    exact_p: float
-    holm_p: float = math.nan
+    test: SeedTest
+
+    @property
+    def mean(self) -> float:
+        return self.test.mean
+
+    @property
+    def standard_error(self) -> float:
+        return self.test.standard_error
+
+    @property
+    def low(self) -> float:
+        return self.test.low
+
+    @property
+    def high(self) -> float:
+        return self.test.high
+
+    @property
+    def df(self) -> int:
+        return self.test.df
+
+    @property
+    def p_value(self) -> float:
+        return self.test.p_value
+
+    @property
+    def sign(self) -> int:
+        return self.test.sign
+
+    @property
+    def exact_p(self) -> float:
+        return self.test.exact_p
+
+    @property
+    def holm_p(self) -> float:
+        return self.test.holm_p
 
     @property
     def significant(self) -> bool:
-        return significant(self.holm_p, ALPHA) and self.sign != 0
+        return self.test.significant(ALPHA)
 
     def verdict(self) -> str:
-        if self.holm_p != self.holm_p:
+        if self.holm_p != self.holm_p:  # untestable, or read outside a Holm family
             return "not testable"
         if not self.significant:
             return "not significant"
         return "positive, significant" if self.sign > 0 else "negative, significant"
-
-
-def _sign(value: int | Fraction) -> int:
-    return (value > 0) - (value < 0)
 
 
 def fraction_name(fraction: Fraction | float) -> str:
@@ -143,32 +168,18 @@ def fraction_name(fraction: Fraction | float) -> str:
 
 
 def _within(name: str, arm: Arm, fraction: Fraction, seeds: list[int], wins: list[int], n_test: int) -> StudyContrast:
-    accuracies = [w / n_test for w in wins]
-    mean, half = mean_ci95(accuracies)
-    p = paired_t_p_value(wins) if len(wins) > 1 else math.nan
-    return StudyContrast(name, arm, fraction, seeds, wins, [], mean, standard_error(accuracies), mean - half,
-                         mean + half, len(wins) - 1, p, _sign(sum(wins)), sign_flip_p_value(wins))
+    test = paired_seed_test([w / n_test for w in wins], wins, exact=True)
+    return StudyContrast(name, arm, fraction, seeds, wins, [], test)
 
 
 def _across(name: str, arm: Arm, small: StudyContrast, large: StudyContrast, n_test: int) -> StudyContrast:
-    # mean(small) − mean(large) in pairs, as an exact fraction: its sign is an integer's
-    sign = _sign(Fraction(sum(small.wins), len(small.wins)) - Fraction(sum(large.wins), len(large.wins)))
-    if len(small.wins) < 2 or len(large.wins) < 2:
-        difference = small.mean - large.mean
-        return StudyContrast(name, arm, None, small.seeds + large.seeds, small.wins, large.wins, difference,
-                             math.nan, math.nan, math.nan, 0, math.nan, sign, math.nan)
-    test = welch_t_test([w / n_test for w in small.wins], [w / n_test for w in large.wins])
-    # p from the integer counts (the same test, free of the division's rounding when nothing varies)
-    p = welch_t_test(small.wins, large.wins).p_value
-    return StudyContrast(name, arm, None, small.seeds + large.seeds, small.wins, large.wins, test.difference,
-                         test.standard_error, test.low, test.high, test.df, p, sign,
-                         relabelling_p_value(small.wins, large.wins))
+    return StudyContrast(name, arm, None, small.seeds + large.seeds, small.wins, large.wins,
+                         two_sample_seed_test(small.wins, large.wins, n_test))
 
 
 def _with_holm(contrasts: list[StudyContrast]) -> list[StudyContrast]:
-    testable = [i for i, c in enumerate(contrasts) if c.p_value == c.p_value]
-    adjusted = dict(zip(testable, holm([contrasts[i].p_value for i in testable])))
-    return [StudyContrast(**{**c.__dict__, "holm_p": adjusted.get(i, math.nan)}) for i, c in enumerate(contrasts)]
+    tests = holm_family([c.test for c in contrasts])
+    return [dataclasses.replace(c, test=test) for c, test in zip(contrasts, tests)]
 
 
 @dataclass

@@ -12,8 +12,8 @@ import statistics
 from fractions import Fraction
 from typing import Mapping
 
-from lessons_lib.evaluation.metrics import mcnemar_exact
-from lessons_lib.evaluation.significance import detectable_mean, significant
+from lessons_lib.evaluation.pair_tests import mcnemar_exact
+from lessons_lib.evaluation.seed_tests import detectable_mean, significant
 from lessons_lib.ablation.results import format_p
 from lessons_lib.ablation.study_analysis import (ALPHA, BARELY_MOVED, BIASED_ARMS, CURVE_ARMS, FULL, HARD_MASK, LARGE,
                                                  LEARNED, NONE, PLAN_SEEDS, PRIMARY_FRACTIONS, Study, StudyContrast,

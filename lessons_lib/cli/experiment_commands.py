@@ -14,18 +14,26 @@ their flags come from :data:`lessons_lib.syntax_bias.registry.VARIANTS`.
 from __future__ import annotations
 
 import argparse
+from dataclasses import fields
 from pathlib import Path
+from typing import Any
 
-from lessons_lib.cli.options import (add_bias_arguments, add_expect_argument, add_force_argument, add_preset_arguments,
-                                     add_syntax_model_arguments, bias_overrides, flag_names, preset_overrides,
-                                     syntax_model_overrides)
-from lessons_lib.syntax_bias.registry import EPOCH_CHOICES, VARIANTS
+from lessons_lib.ablation.config import ExperimentConfig
+from lessons_lib.cli.options import (add_bias_arguments, add_config_arguments, add_expect_argument, add_force_argument,
+                                     add_preset_arguments, add_syntax_model_arguments, bias_overrides, config_arguments,
+                                     flag_names, preset_overrides, syntax_model_overrides)
+from lessons_lib.syntax_bias.registry import VARIANTS
 
 # The command's default depth: one block cannot use the bias (see ExperimentConfig).
 DEFAULT_LAYERS = 2
 # Generated tasks --control can run, and the preset each one uses unless --preset is given.
 CONTROLS = {"attachment": "control"}
 DEFAULT_PRESET = "textbook"
+# The fields of ExperimentConfig that are one flag each, named, typed, documented and defaulted by the
+# dataclass itself; its other fields take flags of their own: --variants and --seeds (lists), --preset,
+# and the model, training, variant and syntax-model options (dictionaries of those flags).
+OWN_FLAGS = ("train_fraction", "subset_seed", "parser_noise", "scramble_words", "noise_seed", "max_distance",
+             "log_buckets", "epoch_choice")
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -44,23 +52,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--control-seed", type=int, default=None, help="with --control: the generation seed (default 0)")
     p.add_argument("--out", type=Path, required=True, help="the JSON file to write")
     add_force_argument(p, "--out")
-    p.add_argument("--variants", nargs="+", choices=list(VARIANTS), default=list(VARIANTS),
-                   help="; ".join(f"{v.name}: {v.description}" for v in VARIANTS.values()))
-    p.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
-    p.add_argument("--train-fraction", type=float, default=1.0, help="share of the training split (low-resource runs)")
-    p.add_argument("--subset-seed", type=int, default=0, help="which training subset (same for every run)")
-    p.add_argument("--parser-noise", type=float, default=0.0,
-                   help="probability of re-attaching each non-root word to a random head (default 0)")
-    p.add_argument("--scramble-words", action="store_true",
-                   help="the control without syntax: cut every sentence into random words (the segmentation's word "
-                        "lengths) with a random tree, drawn with --noise-seed; excludes --parser-noise")
-    p.add_argument("--noise-seed", type=int, default=0)
-    p.add_argument("--epoch-choice", choices=EPOCH_CHOICES, default="last",
-                   help="which epoch's weights score the test split: the last (default) or best_dev, the one with "
-                        "the most correct dev pairs (every epoch is trained either way)")
+    p.add_argument("--variants", nargs="+", choices=list(VARIANTS), default=None,
+                   help="; ".join(f"{v.name}: {v.description}" for v in VARIANTS.values())
+                        + f" (default: {_default_list('variants')})")
+    p.add_argument("--seeds", nargs="+", type=int, default=None,
+                   help=f"every variant is trained once per seed (default: {_default_list('seeds')})")
+    add_config_arguments(p, ExperimentConfig, None, OWN_FLAGS)
     p.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
-    p.add_argument("--max-distance", type=int, default=10, help="clamp tree distances here (default 10)")
-    p.add_argument("--log-buckets", action="store_true", help="log-spaced buckets for long distances")
     p.add_argument("--parser", default=None, help="spaCy pipeline name or folder (default: official if installed, else the course's)")
     p.add_argument("--cache-dir", type=Path, default=None, help="parse cache folder (default data/cache/parses)")
     p.add_argument("--work-dir", type=Path, default=None, help="checkpoints of every run (default: next to --out)")
@@ -90,6 +88,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     g.set_defaults(handler=run_grid_command)
 
 
+def _default_list(name: str) -> str:
+    """The default of the list field ``name`` of :class:`ExperimentConfig`, as the flag would take it
+    (read from the field: building a config at start-up would import torch for its bucket scheme)."""
+    spec = next(spec for spec in fields(ExperimentConfig) if spec.name == name)
+    assert callable(spec.default_factory)  # a list field's default is a factory
+    return " ".join(map(str, spec.default_factory()))
+
+
 def run_grid_command(args: argparse.Namespace) -> int:
     from lessons_lib.errors import CourseInputError
     from lessons_lib.pairs.data import LCQMC_SHA256
@@ -107,22 +113,21 @@ def run_grid_command(args: argparse.Namespace) -> int:
     return 0
 
 
-def config_from_args(args: argparse.Namespace):
-    """The :class:`~lessons_lib.ablation.config.ExperimentConfig` the flags describe."""
+def config_from_args(args: argparse.Namespace) -> ExperimentConfig:
+    """The :class:`~lessons_lib.ablation.config.ExperimentConfig` the flags describe (a flag not given
+    leaves the dataclass's default)."""
     from lessons_lib.pairs.config import MODEL_OPTIONS
-    from lessons_lib.ablation.config import ExperimentConfig
 
     overrides = preset_overrides(args)
     model = {"n_layers": DEFAULT_LAYERS, **{k: v for k, v in overrides.items() if k in MODEL_OPTIONS}}
     train = {k: v for k, v in overrides.items() if k not in MODEL_OPTIONS}
     preset = args.preset or (CONTROLS[args.control] if args.control else DEFAULT_PRESET)
+    lists: dict[str, Any] = {name: list(getattr(args, name)) for name in ("variants", "seeds")
+                             if getattr(args, name) is not None}
     with flag_names(vars(args)):
         return ExperimentConfig(
-            variants=list(args.variants), seeds=list(args.seeds), preset=preset, model=model, train=train,
-            train_fraction=args.train_fraction, subset_seed=args.subset_seed, parser_noise=args.parser_noise,
-            noise_seed=args.noise_seed, max_distance=args.max_distance, log_buckets=args.log_buckets,
-            bias_options=bias_overrides(args), syntax_model=syntax_model_overrides(args),
-            scramble_words=args.scramble_words, epoch_choice=args.epoch_choice,
+            preset=preset, model=model, train=train, bias_options=bias_overrides(args),
+            syntax_model=syntax_model_overrides(args), **lists, **config_arguments(args, ExperimentConfig, OWN_FLAGS),
         )
 
 

@@ -172,7 +172,7 @@ def _print_summary(out: Path, result) -> None:
 
 
 def run_compare(args: argparse.Namespace) -> int:
-    from lessons_lib.evaluation.metrics import mcnemar_exact
+    from lessons_lib.evaluation.pair_tests import mcnemar_exact
     from lessons_lib.training.runs import PREDICTIONS_NAME, load_predictions
     from lessons_lib.validation import check_input_dir
 

@@ -64,7 +64,7 @@ def attribute_docs(cls: type) -> dict[str, str]:
     return docs
 
 
-def _add_field(group: argparse._ArgumentGroup, spec: Field, help_text: str) -> None:
+def _add_field(group: argparse._ArgumentGroup | argparse.ArgumentParser, spec: Field, help_text: str) -> None:
     kind = _TYPES.get(str(spec.type).split(" ")[0])
     help_text = help_text.replace("``", "").replace("%", "%%")
     if kind is bool:
@@ -186,17 +186,36 @@ def _default(spec: Field) -> str:
     return "none" if spec.default is MISSING else repr(spec.default)
 
 
-def add_config_arguments(parser: argparse.ArgumentParser, cls: type, title: str) -> None:
-    """A flag for every field of the dataclass ``cls``, documented by its docstring, default ``None`` (not set)."""
-    group = parser.add_argument_group(title)
+def add_config_arguments(parser: argparse.ArgumentParser, cls: type, title: str | None,
+                         names: Iterable[str] | None = None) -> None:
+    """A flag for every field of the dataclass ``cls`` (or for the fields called ``names``), documented by
+    its docstring, default ``None`` (not set: the field's own default holds, said in the help).
+
+    Args:
+        title: the help group the flags are listed under; ``None``: the command's own options.
+        names: the fields that get a flag (``None``: all); a list or a dict field takes flags of its own.
+    """
+    group = parser.add_argument_group(title) if title is not None else parser
     docs = attribute_docs(cls)
-    for spec in fields(cls):
+    for spec in config_fields(cls, names):
         _add_field(group, spec, f"{docs.get(spec.name, '')} (default {_default(spec)})".lstrip())
+
+
+def config_fields(cls: type, names: Iterable[str] | None = None) -> list[Field]:
+    """The fields of ``cls`` called ``names`` (``None``: all of them), in the class's order."""
+    wanted = None if names is None else set(names)
+    return [spec for spec in fields(cls) if wanted is None or spec.name in wanted]
+
+
+def config_arguments(args: argparse.Namespace, cls: type, names: Iterable[str] | None = None) -> dict[str, Any]:
+    """The fields of ``cls`` (or those called ``names``) whose flags were given, by field name."""
+    return {spec.name: getattr(args, spec.name) for spec in config_fields(cls, names)
+            if getattr(args, spec.name) is not None}
 
 
 def config_from_arguments(args: argparse.Namespace, cls: type) -> Any:
     """``cls`` built from the flags :func:`add_config_arguments` added (unset flags keep the defaults);
     an invalid value is reported with its flag's name."""
-    chosen = {spec.name: getattr(args, spec.name) for spec in fields(cls) if getattr(args, spec.name) is not None}
+    chosen = config_arguments(args, cls)
     with flag_names(chosen):
         return cls(**chosen)

@@ -13,7 +13,8 @@
 
 :func:`compute_baselines` runs both on train/dev/test and keeps their predictions, so that
 a model's predictions can be read against them with the exact McNemar test
-(:meth:`Baselines.read_against`). Nothing here imports torch until a McNemar test is asked for.
+(:meth:`Baselines.read_against`). Nothing here imports torch (the McNemar test is
+:mod:`lessons_lib.evaluation.pair_tests`'s).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from typing import Mapping, Sequence
 
 from lessons_lib.errors import CourseInputError
 from lessons_lib.files import record_written
+from lessons_lib.evaluation.pair_tests import mcnemar_exact
 from lessons_lib.pairs.data import PairExample, char_overlap, check_pairs_sha256
 
 # What a file of `lessons baseline --out` is, in its folder's manifest (only such a file is replaced without --force).
@@ -120,7 +122,6 @@ class Baselines:
         return "\n".join(lines)
 
     def _paired_line(self, split: str, model: str, predictions: Sequence[int], name: str) -> str:
-        from lessons_lib.evaluation.metrics import mcnemar_exact  # inside: metrics imports torch, which the baselines need for nothing else
 
         labels = self.labels[split]
         mine = sum(int(p) == y for p, y in zip(predictions, labels)) / len(labels)
@@ -162,7 +163,6 @@ def save_baselines(baselines: Baselines, path: str | Path, pairs_sha256: Mapping
     "test": …}``, :func:`lessons_lib.pairs.data.examples_sha256`) says which data they were
     computed on, so that :func:`load_baselines` can refuse a file made on other pairs.
     """
-    from lessons_lib.evaluation.metrics import mcnemar_exact  # inside: metrics imports torch, which the baselines need for nothing else
 
     test = mcnemar_exact(baselines.predictions["jaccard"]["test"], baselines.predictions["majority"]["test"],
                          baselines.labels["test"])

@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Mapping, Sequence, TypeVar
 
 from lessons_lib.errors import CourseInputError, file_errors
+from lessons_lib.validation import check_number
 from lessons_lib.files import atomic_write
 from lessons_lib.paths import LCQMC_ENV_VAR, LCQMC_SAMPLE_DIR
 
@@ -49,6 +50,7 @@ __all__ = [
     "check_pairs_sha256",
     "FINGERPRINT_DIGITS",
     "examples_fingerprint",
+    "check_train_fraction",
     "subsample",
     "distinct_sentences",
     "char_overlap",
@@ -383,11 +385,18 @@ def format_skipped_lines(splits: Sequence[LcqmcSplit]) -> tuple[str, int]:
     return "\n".join(rows) + "\n", count
 
 
+def check_train_fraction(fraction: float) -> float:
+    """``fraction`` when it is a share of the training split to draw, in (0, 1]; the one check of
+    every ``train_fraction`` (an experiment's config checks it before any data is read)."""
+    if not 0.0 < check_number(fraction, "`train_fraction`") <= 1.0:
+        raise CourseInputError(f"`train_fraction` must be in (0, 1], got {fraction!r}")
+    return fraction
+
+
 def subsample(examples: Sequence[_Item], fraction: float, seed: int = 0) -> list[_Item]:
     """A random ``fraction`` of the examples (at least one), in their original order (any items:
     question pairs here, translation pairs in :mod:`lessons_lib.translation`)."""
-    if not 0.0 < fraction <= 1.0:
-        raise CourseInputError(f"`train_fraction` must be in (0, 1], got {fraction!r}")
+    check_train_fraction(fraction)
     if fraction == 1.0:
         return list(examples)
     keep = max(1, round(fraction * len(examples)))

@@ -50,6 +50,7 @@ import torch
 from lessons_lib.errors import CourseInputError
 from lessons_lib.pairs.encoding import truncate_pair
 from lessons_lib.pairs.vocab import CLS, SEP, Vocabulary
+from lessons_lib.syntax.bucket_sizes import DEFAULT_MAX_DISTANCE, INT8_MAX_DISTANCE  # noqa: F401  (named here too)
 from lessons_lib.syntax.distances import batch_tree_distances
 from lessons_lib.syntax.trees import validate_heads
 from lessons_lib.validation import check_choice, check_int
@@ -60,10 +61,6 @@ BUCKET_KINDS = ("distance", "same_word", "cross_sentence", "special")
 POSITION_UNITS = ("char", "word")
 PAD_BUCKET = -1
 SAME_WORD_BUCKET = 0
-DEFAULT_MAX_DISTANCE = 10
-# The largest ``max_distance`` whose bucket ids (``max_distance + 3`` of them) fit an int8, the type
-# the experiments keep bucket matrices in.
-INT8_MAX_DISTANCE = 127 - 3
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Mapping, Sequence
 
 from lessons_lib.errors import CourseInputError
-from lessons_lib.evaluation.significance import holm, mean_ci95, paired_t_p_value, significant
+from lessons_lib.evaluation.seed_tests import SeedTest, holm_family, paired_seed_test
 from lessons_lib.translation.results import load_results
 
 __all__ = ["arm_label", "load_runs", "arm_scores", "SeedContrast", "seed_contrasts", "format_contrasts"]
@@ -72,18 +72,43 @@ def arm_scores(runs: Mapping[int, Mapping], group: str) -> dict[int, float]:
 
 @dataclass(frozen=True)
 class SeedContrast:
-    """One arm minus the baseline on one group, seed by seed; ``better``: Holm p ≤ ``alpha`` and a positive mean."""
+    """One arm minus the baseline on one group, seed by seed.
+
+    Attributes:
+        differences: per seed (in seed order), the arm's BLEU minus the baseline's.
+        test: their :class:`~lessons_lib.evaluation.seed_tests.SeedTest` (mean, 95 % t-interval,
+            paired-t p, Holm p over the family read together).
+        alpha: the level of the one rule, Holm p ≤ ``alpha``.
+    """
 
     arm: str
     baseline: str
     group: str
     differences: tuple[float, ...]
-    mean: float
-    half_width: float
-    p: float
-    holm_p: float
+    test: SeedTest
     alpha: float
-    better: bool
+
+    @property
+    def mean(self) -> float:
+        return self.test.mean
+
+    @property
+    def half_width(self) -> float:
+        """Half the width of the 95 % t-interval around :attr:`mean`."""
+        return (self.test.high - self.test.low) / 2
+
+    @property
+    def p(self) -> float:
+        return self.test.p_value
+
+    @property
+    def holm_p(self) -> float:
+        return self.test.holm_p
+
+    @property
+    def better(self) -> bool:
+        """Holm p ≤ ``alpha`` and a positive mean: the arm is shown better than the baseline."""
+        return self.test.significant(self.alpha) and self.test.sign > 0
 
 
 def seed_contrasts(runs: Mapping[str, Mapping[int, Mapping]], baseline: str, arms: Sequence[str], group: str,
@@ -91,7 +116,7 @@ def seed_contrasts(runs: Mapping[str, Mapping[int, Mapping]], baseline: str, arm
     """Each of ``arms`` minus ``baseline`` on ``group``, paired by seed, Holm over the family ``arms``.
 
     Raises:
-        CourseInputError: an arm missing, or an arm whose seeds are not the baseline's.
+        CourseInputError: an arm missing, an arm whose seeds are not the baseline's, or fewer than 2 seeds.
     """
     for arm in (baseline, *arms):
         if arm not in runs:
@@ -103,11 +128,11 @@ def seed_contrasts(runs: Mapping[str, Mapping[int, Mapping]], baseline: str, arm
         if set(scores) != set(base):
             raise CourseInputError(f"{arm} has seeds {sorted(scores)}, {baseline} {sorted(base)}: contrasts pair seeds")
         differences = tuple(scores[seed] - base[seed] for seed in sorted(base))
-        mean, half = mean_ci95(differences)
-        rows.append((arm, differences, mean, half, paired_t_p_value(differences)))
-    adjusted = holm([row[4] for row in rows])
-    return [SeedContrast(arm, baseline, group, differences, mean, half, p, q, alpha, significant(q, alpha) and mean > 0)
-            for (arm, differences, mean, half, p), q in zip(rows, adjusted)]
+        if len(differences) < 2:  # one seed gives no spread: a contrast over seeds needs two
+            raise CourseInputError(f"a paired t-test needs at least 2 seeds, got {len(differences)}")
+        rows.append((arm, differences, paired_seed_test(differences)))
+    tests = holm_family([test for _, _, test in rows])
+    return [SeedContrast(arm, baseline, group, differences, test, alpha) for (arm, differences, _), test in zip(rows, tests)]
 
 
 def _p_text(p: float) -> str:
@@ -122,6 +147,6 @@ def format_contrasts(contrasts: Sequence[SeedContrast]) -> str:
     for c in contrasts:
         verdict = f"better (Holm p ≤ {c.alpha:g})" if c.better else "not shown better"
         per_seed = " ".join(f"{d:+.2f}" for d in c.differences)
-        lines.append(f"{c.arm:<22} {c.group:<7} {c.mean:>+10.2f} [{c.mean - c.half_width:>+7.2f}, "
-                     f"{c.mean + c.half_width:>+7.2f}] {_p_text(c.p):>8} {_p_text(c.holm_p):>8}  {verdict:<22}  {per_seed}")
+        lines.append(f"{c.arm:<22} {c.group:<7} {c.mean:>+10.2f} [{c.test.low:>+7.2f}, "
+                     f"{c.test.high:>+7.2f}] {_p_text(c.p):>8} {_p_text(c.holm_p):>8}  {verdict:<22}  {per_seed}")
     return "\n".join(lines)
