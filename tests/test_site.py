@@ -697,32 +697,59 @@ def test_every_page_fits_a_phone(site, served, browser):
     watched.page.close()
 
 
+# Each figure: its link's target, its own source, its width drawn and natural, whether it says a tap opens it.
+FIGURES = """() => [...document.querySelectorAll('.output-image img')].map(i => [
+  i.closest('a.figure-link') && i.closest('a.figure-link').getAttribute('href'), i.getAttribute('src'),
+  i.clientWidth, i.naturalWidth, !!i.closest('a.figure-link.shrunk')])"""
+# Each printed table: wider than its block, and whether a note above it says to slide it.
+TABLES = """() => [...document.querySelectorAll('pre.output .output-table')].filter(t => t.offsetParent).map(t => [
+  t.scrollWidth > t.clientWidth + 1, !!(t.previousElementSibling && t.previousElementSibling.classList.contains('table-note'))])"""
+# Each HTML table wider than the screen: it scrolls inside its own box, and its first column stays put.
+HTML_TABLES = """() => [...document.querySelectorAll('article table')].filter(t => t.offsetParent && t.scrollWidth > t.clientWidth + 1)
+  .map(t => { const first = t.querySelector('td, th'); const before = first.getBoundingClientRect().left;
+              t.scrollLeft = 80; const after = first.getBoundingClientRect().left; t.scrollLeft = 0;
+              return [t.getBoundingClientRect().right <= document.documentElement.clientWidth + 0.5, Math.abs(after - before) < 1]; })"""
+
+
 def test_on_a_phone_figures_open_full_size_and_wide_tables_scroll_as_one_block(site, served, browser):
     watched = _Watched(browser, served, PHONE)
-    watched.open(f"{LESSONS[10]}.html")
-    watched.page.evaluate(OPEN_ANSWERS)
-    watched.page.wait_for_timeout(300)  # the notes follow the answers' toggle events
-    figures = watched.page.evaluate("() => [...document.querySelectorAll('.output-image img')].map(i => ["
-                                    "i.closest('a.figure-link') && i.closest('a.figure-link').getAttribute('href'), "
-                                    "i.getAttribute('src'), i.clientWidth, i.naturalWidth, "
-                                    "i.closest('a.figure-link').classList.contains('shrunk')])")
-    tables = watched.page.evaluate("() => [...document.querySelectorAll('pre.output .output-table')].map(t => ["
-                                   "t.scrollWidth > t.clientWidth + 1, !!(t.previousElementSibling && "
-                                   "t.previousElementSibling.classList.contains('table-note'))])")
-    scrolling = watched.page.evaluate(SCROLLING_OUTPUTS)
+    figures, tables, html_tables, scrolling = {}, {}, {}, {}
+    for stem in sorted(page.stem for page in site.glob("*.html")):  # the lessons, the home page and the cards
+        watched.open(f"{stem}.html")
+        watched.page.evaluate(OPEN_ANSWERS)
+        watched.page.wait_for_timeout(200)  # the notes follow the answers' toggle events
+        figures[stem] = watched.page.evaluate(FIGURES)
+        tables[stem] = watched.page.evaluate(TABLES)
+        html_tables[stem] = watched.page.evaluate(HTML_TABLES)
+        scrolling[stem] = watched.page.evaluate(SCROLLING_OUTPUTS)
+    every = lambda found: [(stem, item) for stem, items in found.items() for item in items]  # noqa: E731
+    wide = [(stem, noted) for stem, (is_wide, noted) in every(tables) if is_wide]
+    print(f"at 390 px: {len(every(figures))} figures ({sum(f[4] for _, f in every(figures))} drawn smaller, a tap "
+          f"opens them); {len(wide)} of {len(every(tables))} printed tables wider than the screen, all noted: "
+          f"{all(noted for _, noted in wide)}; {len(every(html_tables))} wide HTML tables; "
+          f"{len(every(scrolling))} other outputs scroll sideways")
+    for stem, (href, src, shown, natural, shrunk) in every(figures):
+        assert href == src and src.startswith("images/"), (stem, href, src)  # a tap opens the image file itself
+        assert shrunk == (shown < 0.9 * natural), (stem, src, shown, natural, shrunk)  # a shrunk figure says so
+    assert all(is_wide == noted for _, (is_wide, noted) in every(tables)), tables
+    assert wide and all(noted for _, noted in wide)
+    assert every(html_tables) and all(inside and fixed for _, (inside, fixed) in every(html_tables)), html_tables
+    assert not every(scrolling), scrolling
+    with_figures = [stem for stem in LESSONS if figures[stem]]
+    assert with_figures and any(f[4] for _, f in every(figures))
+    with_table = next(stem for stem in LESSONS if any(is_wide for is_wide, _ in tables[stem]))
+    watched.open(f"{with_table}.html")
     table = watched.page.locator("pre.output .output-table").first
     table.scroll_into_view_if_needed()
     watched.page.evaluate("() => window.scrollBy(0, -120)")
-    _screenshot(watched.page, "lesson-10-table-phone")
-    print(f"lesson 10 at 390 px: {len(figures)} figures, {sum(w for w, _ in tables)} of {len(tables)} printed tables "
-          f"wider than the screen, {len(scrolling)} other outputs scroll sideways")
-    assert figures and all(href == src for href, src, *_ in figures), figures
-    assert all(shown < natural and shrunk for _, _, shown, natural, shrunk in figures), figures
-    assert tables and all(wide == noted for wide, noted in tables) and any(wide for wide, _ in tables), tables
-    assert scrolling == [], scrolling
+    _screenshot(watched.page, f"{with_table[:2]}-table-phone")
+    last = with_figures[-1]  # the last lesson's figures, whichever lesson that is
+    watched.open(f"{last}.html")
+    watched.page.locator("a.figure-link").first.scroll_into_view_if_needed()
+    _screenshot(watched.page, f"{last[:2]}-figure-phone")
     watched.page.locator("a.figure-link").first.click()  # a tap opens the image file itself
     watched.page.wait_for_url("**/images/*.png")
-    assert watched.page.evaluate("() => document.images[0].naturalWidth") == figures[0][3]
+    assert watched.page.evaluate("() => document.images[0].naturalWidth") == figures[last][0][3]
     assert watched.errors == [] and watched.external == []
     watched.page.close()
 
