@@ -14,6 +14,7 @@ import json
 import os
 import re
 import shutil
+import sys
 import threading
 import time
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
@@ -31,7 +32,8 @@ from lessons_lib.course.glossary import read_glossary, variant_spellings
 from lessons_lib.course.notebooks import merged_streams
 from lessons_lib.website.site import (CONTENT_SECURITY_POLICY, FONT_FILE, build_site, figure_alt,
                                     home_body, lesson_box, lesson_paths, lesson_summaries, package_repo_url,
-                                    readable_math, run_it_yourself_commands, sanitise_html, site_repo_url, tex_to_text)
+                                    page_language, printed_text_html, pyproject_repo_url, readable_math,
+                                    run_it_yourself_commands, sanitise_html, site_repo_url, tex_to_text)
 from lessons_lib.errors import CourseInputError
 from lessons_lib.exercises.course_map import PREREQUISITES
 from lessons_lib.paths import NOTEBOOKS_DIR, REPO_ROOT
@@ -171,6 +173,54 @@ def test_a_cells_consecutive_prints_are_one_box_as_in_jupyterlab(site):
                              nbformat.v4.new_output("stream", name="stderr", text="c\n"),
                              nbformat.v4.new_output("stream", name="stdout", text="d\n")])
     assert [(o.name, o.text) for o in merged] == [("stdout", "a\nb\n"), ("stderr", "c\n"), ("stdout", "d\n")]
+
+
+def test_a_table_printed_in_two_stream_outputs_is_one_box_holding_one_table():
+    from bs4 import BeautifulSoup
+
+    from lessons_lib.website.site import _Images, _outputs_html
+
+    cell = nbformat.v4.new_code_cell("print(table)")
+    cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text="results:\nrule     accuracy\n"),
+                    nbformat.v4.new_output("stream", name="stdout", text="none     0.71\nhard     0.72\n"),
+                    nbformat.v4.new_output("stream", name="stderr", text="a warning\n")]
+    boxes = BeautifulSoup(_outputs_html(cell, _Images("p"), "alt"), "html.parser").select("pre.output")
+    assert [box["class"] for box in boxes] == [["output", "stream-stdout"], ["output", "stream-stderr"]]
+    tables = boxes[0].select(".output-table")
+    assert [t.get_text() for t in tables] == ["rule     accuracy\nnone     0.71\nhard     0.72\n"], tables
+    assert boxes[0].get_text().startswith("results:\n")  # the line before the table wraps with the prose
+    assert "output-table" not in printed_text_html("one line with    a wide gap\n")  # one row is not a table
+
+
+def test_a_pages_language_is_read_from_its_prose_not_its_code():
+    from bs4 import BeautifulSoup
+
+    english = ('<div class="md"><p>The parser card describes the model (模型) and its data.</p>'
+               '<pre>这里是很长很长很长的中文代码注释，不算在正文里</pre></div>')
+    chinese = '<div class="md"><p>这一课测量 attention 的 softmax 权重。</p><pre>print("the English code")</pre></div>'
+    assert page_language(BeautifulSoup(english, "html.parser")) == "en"
+    assert page_language(BeautifulSoup(chinese, "html.parser")) == "zh-CN"
+
+
+def _squeezed(text: str) -> str:
+    """Text without spaces, written line breaks or formula markup, for finding one text inside another."""
+    return re.sub(r"\s|\\n", "", readable_math(text))
+
+
+def test_each_figures_alt_text_is_found_in_its_own_cell_or_section(site):
+    """Every piece of an alt text is written in the figure's cell (its code) or is its section's heading."""
+    checked = 0
+    for stem in LESSONS:
+        for image in _soup(site / f"{stem}.html").select(".output-image img"):
+            block = image.find_parent("div", class_=["cell", "exercise"])
+            heading = image.find_previous(["h2", "h3", "h4"])
+            source = _squeezed(block.get_text() + (heading.get_text() if heading else ""))
+            alt = re.sub(r"（第 \d+ 张）$", "", image["alt"])  # a cell's second figure is numbered
+            pieces = [p for p in re.split(r"^图：|「|」一节的图：?|；|…| / ", alt) if len(p.strip()) >= 2]
+            assert pieces and all(_squeezed(p) in source for p in pieces), (stem, alt, pieces)
+            checked += 1
+    assert checked == sum(1 for stem in LESSONS for c in _notebook(stem[:2]).cells for o in c.get("outputs", [])
+                          if "image/png" in o.get("data", {}))
 
 
 def test_each_figure_has_its_own_alt_text_from_what_it_shows(site):
@@ -364,10 +414,11 @@ def test_the_home_pages_lesson_lines_are_lesson_00s_course_map(site):
     shown = {row.td.get_text(strip=True): " ".join(row.find_all("td")[2].get_text().split()) for row in rows}
     assert shown == summaries
     assert "√d_k" not in summaries["01"] and "d_k 增长" in summaries["01"] and "〔" not in "".join(summaries.values())
-    course_map = next(i for i, c in enumerate(lesson_00.cells) if "课程地图" in c.source and "| 10 |" in c.source)
-    lesson_00.cells[course_map].source = re.sub(r"(?m)^\| 10 \|([^|]*)\|.*$", r"| 10 |\1| 新的一行 |",
+    last = max(summaries)  # the map's last lesson, whichever it is
+    course_map = next(i for i, c in enumerate(lesson_00.cells) if "课程地图" in c.source and f"| {last} |" in c.source)
+    lesson_00.cells[course_map].source = re.sub(rf"(?m)^\| {last} \|([^|]*)\|.*$", rf"| {last} |\1| 新的一行 |",
                                                 lesson_00.cells[course_map].source)
-    assert lesson_summaries(lesson_00, "00")["10"] == "新的一行。"  # edited there, shown here
+    assert lesson_summaries(lesson_00, "00")[last] == "新的一行。"  # edited there, shown here
     lesson_00.cells[course_map].source = "## 3. 课程\n\n没有表。"
     with pytest.raises(CourseInputError, match="no course map"):
         lesson_summaries(lesson_00, "00")
@@ -385,15 +436,16 @@ def test_the_repository_address_is_shown_where_given(tmp_path, capsys):
     home = home_body(pages, ["a", "b"], url)
     assert f"git clone {url}" in home and "没有给出仓库地址" not in home
     assert site_repo_url(url) == url  # --repo-url overrides the package's address
-    assert site_repo_url(None) == package_repo_url()
+    assert site_repo_url(None) == pyproject_repo_url()  # by default the repository's own pyproject.toml
+    assert site_repo_url(None, tmp_path / "no-pyproject.toml") == package_repo_url()  # else the package's metadata
     assert main(["site", "--out", str(tmp_path / "s"), "--repo-url", "not a url"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: --repo-url") and err.count("\n") == 1 and not (tmp_path / "s").exists()
 
 
 def test_readme_sections_cited_in_a_lesson_link_to_them(site):
-    links = {lesson: {a["href"] for a in _soup(_lesson(site, lesson)).select("a.readme-link")} for lesson in ("06", "10")}
-    assert "readme.html#presets" in links["06"] and "readme.html#training-on-lcqmc-from-the-command-line" in links["10"]
+    links = {a["href"] for stem in LESSONS for a in _soup(site / f"{stem}.html").select("a.readme-link")}
+    assert {"readme.html#presets", "readme.html#training-on-lcqmc-from-the-command-line"} <= links, links
 
 
 PAYLOADS = [
@@ -645,32 +697,59 @@ def test_every_page_fits_a_phone(site, served, browser):
     watched.page.close()
 
 
+# Each figure: its link's target, its own source, its width drawn and natural, whether it says a tap opens it.
+FIGURES = """() => [...document.querySelectorAll('.output-image img')].map(i => [
+  i.closest('a.figure-link') && i.closest('a.figure-link').getAttribute('href'), i.getAttribute('src'),
+  i.clientWidth, i.naturalWidth, !!i.closest('a.figure-link.shrunk')])"""
+# Each printed table: wider than its block, and whether a note above it says to slide it.
+TABLES = """() => [...document.querySelectorAll('pre.output .output-table')].filter(t => t.offsetParent).map(t => [
+  t.scrollWidth > t.clientWidth + 1, !!(t.previousElementSibling && t.previousElementSibling.classList.contains('table-note'))])"""
+# Each HTML table wider than the screen: it scrolls inside its own box, and its first column stays put.
+HTML_TABLES = """() => [...document.querySelectorAll('article table')].filter(t => t.offsetParent && t.scrollWidth > t.clientWidth + 1)
+  .map(t => { const first = t.querySelector('td, th'); const before = first.getBoundingClientRect().left;
+              t.scrollLeft = 80; const after = first.getBoundingClientRect().left; t.scrollLeft = 0;
+              return [t.getBoundingClientRect().right <= document.documentElement.clientWidth + 0.5, Math.abs(after - before) < 1]; })"""
+
+
 def test_on_a_phone_figures_open_full_size_and_wide_tables_scroll_as_one_block(site, served, browser):
     watched = _Watched(browser, served, PHONE)
-    watched.open(f"{LESSONS[10]}.html")
-    watched.page.evaluate(OPEN_ANSWERS)
-    watched.page.wait_for_timeout(300)  # the notes follow the answers' toggle events
-    figures = watched.page.evaluate("() => [...document.querySelectorAll('.output-image img')].map(i => ["
-                                    "i.closest('a.figure-link') && i.closest('a.figure-link').getAttribute('href'), "
-                                    "i.getAttribute('src'), i.clientWidth, i.naturalWidth, "
-                                    "i.closest('a.figure-link').classList.contains('shrunk')])")
-    tables = watched.page.evaluate("() => [...document.querySelectorAll('pre.output .output-table')].map(t => ["
-                                   "t.scrollWidth > t.clientWidth + 1, !!(t.previousElementSibling && "
-                                   "t.previousElementSibling.classList.contains('table-note'))])")
-    scrolling = watched.page.evaluate(SCROLLING_OUTPUTS)
+    figures, tables, html_tables, scrolling = {}, {}, {}, {}
+    for stem in sorted(page.stem for page in site.glob("*.html")):  # the lessons, the home page and the cards
+        watched.open(f"{stem}.html")
+        watched.page.evaluate(OPEN_ANSWERS)
+        watched.page.wait_for_timeout(200)  # the notes follow the answers' toggle events
+        figures[stem] = watched.page.evaluate(FIGURES)
+        tables[stem] = watched.page.evaluate(TABLES)
+        html_tables[stem] = watched.page.evaluate(HTML_TABLES)
+        scrolling[stem] = watched.page.evaluate(SCROLLING_OUTPUTS)
+    every = lambda found: [(stem, item) for stem, items in found.items() for item in items]  # noqa: E731
+    wide = [(stem, noted) for stem, (is_wide, noted) in every(tables) if is_wide]
+    print(f"at 390 px: {len(every(figures))} figures ({sum(f[4] for _, f in every(figures))} drawn smaller, a tap "
+          f"opens them); {len(wide)} of {len(every(tables))} printed tables wider than the screen, all noted: "
+          f"{all(noted for _, noted in wide)}; {len(every(html_tables))} wide HTML tables; "
+          f"{len(every(scrolling))} other outputs scroll sideways")
+    for stem, (href, src, shown, natural, shrunk) in every(figures):
+        assert href == src and src.startswith("images/"), (stem, href, src)  # a tap opens the image file itself
+        assert shrunk == (shown < 0.9 * natural), (stem, src, shown, natural, shrunk)  # a shrunk figure says so
+    assert all(is_wide == noted for _, (is_wide, noted) in every(tables)), tables
+    assert wide and all(noted for _, noted in wide)
+    assert every(html_tables) and all(inside and fixed for _, (inside, fixed) in every(html_tables)), html_tables
+    assert not every(scrolling), scrolling
+    with_figures = [stem for stem in LESSONS if figures[stem]]
+    assert with_figures and any(f[4] for _, f in every(figures))
+    with_table = next(stem for stem in LESSONS if any(is_wide for is_wide, _ in tables[stem]))
+    watched.open(f"{with_table}.html")
     table = watched.page.locator("pre.output .output-table").first
     table.scroll_into_view_if_needed()
     watched.page.evaluate("() => window.scrollBy(0, -120)")
-    _screenshot(watched.page, "lesson-10-table-phone")
-    print(f"lesson 10 at 390 px: {len(figures)} figures, {sum(w for w, _ in tables)} of {len(tables)} printed tables "
-          f"wider than the screen, {len(scrolling)} other outputs scroll sideways")
-    assert figures and all(href == src for href, src, *_ in figures), figures
-    assert all(shown < natural and shrunk for _, _, shown, natural, shrunk in figures), figures
-    assert tables and all(wide == noted for wide, noted in tables) and any(wide for wide, _ in tables), tables
-    assert scrolling == [], scrolling
+    _screenshot(watched.page, f"{with_table[:2]}-table-phone")
+    last = with_figures[-1]  # the last lesson's figures, whichever lesson that is
+    watched.open(f"{last}.html")
+    watched.page.locator("a.figure-link").first.scroll_into_view_if_needed()
+    _screenshot(watched.page, f"{last[:2]}-figure-phone")
     watched.page.locator("a.figure-link").first.click()  # a tap opens the image file itself
     watched.page.wait_for_url("**/images/*.png")
-    assert watched.page.evaluate("() => document.images[0].naturalWidth") == figures[0][3]
+    assert watched.page.evaluate("() => document.images[0].naturalWidth") == figures[last][0][3]
     assert watched.errors == [] and watched.external == []
     watched.page.close()
 
@@ -743,6 +822,23 @@ def test_planted_html_neither_runs_nor_loads(hostile_site, browser):
         server.shutdown()
         server.server_close()
     assert ran == [None, None] and frames == 1 and watched.external == [], (ran, frames, watched.external)
+
+
+@pytest.mark.skipif(sys.version_info < (3, 11), reason="tomllib: on 3.10 the address comes from the package's metadata")
+def test_the_repository_address_is_read_from_pyproject_tomls_project_urls(tmp_path):
+    pyproject = tmp_path / "pyproject.toml"
+    head = '[project]\nname = "course"\n'
+    for urls, expected in (('Documentation = "https://d.example"\nRepository = "https://r.example/c"', "https://r.example/c"),
+                           ('Homepage = "https://h.example"', "https://h.example"),
+                           ('Documentation = "https://d.example"', None), ("", None)):
+        pyproject.write_text(f"{head}[project.urls]\n{urls}\n", encoding="utf-8")
+        assert pyproject_repo_url(pyproject) == expected and site_repo_url(None, pyproject) == expected, urls
+    assert site_repo_url("https://given.example/c", pyproject) == "https://given.example/c"  # --repo-url wins
+    for text, why in (("[project\n", "not valid TOML"), (f'{head}[project.urls]\nRepository = "a b"\n', "not a repository")):
+        pyproject.write_text(text, encoding="utf-8")
+        with pytest.raises(CourseInputError, match=why) as raised:
+            site_repo_url(None, pyproject)
+        assert str(raised.value).startswith(str(pyproject)) and "\n" not in str(raised.value)
 
 
 def test_the_repository_address_is_read_from_the_packages_project_urls(monkeypatch):

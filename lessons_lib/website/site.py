@@ -31,6 +31,7 @@ import html
 import json
 import posixpath
 import re
+import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -577,6 +578,38 @@ def check_repo_url(url: str | None) -> str | None:
 
 # pyproject.toml's [project.urls] labels that name the repository, the first one found wins.
 _REPOSITORY_LABELS = ("repository", "source", "source code", "homepage")
+PYPROJECT = REPO_ROOT / "pyproject.toml"
+
+
+def _repository_in(urls: dict[str, str]) -> str | None:
+    """The address under the first of :data:`_REPOSITORY_LABELS` that ``urls`` (label → address) names."""
+    found = {label.strip().lower(): url.strip() for label, url in urls.items() if isinstance(url, str)}
+    return next((found[label] for label in _REPOSITORY_LABELS if found.get(label)), None)
+
+
+def pyproject_repo_url(path: Path = PYPROJECT) -> str | None:
+    """The repository's address as ``path``'s ``[project.urls]`` lists it (``None``: it lists none).
+
+    Read from the file itself, so an address added there shows on the next build without
+    reinstalling the package.
+
+    Raises:
+        CourseInputError: the file is not valid TOML, or its address is not a repository address.
+    """
+    import tomllib
+
+    text = _read_text(path)
+    try:
+        project = tomllib.loads(text).get("project", {})
+    except tomllib.TOMLDecodeError as error:
+        raise CourseInputError(f"{path}: not valid TOML ({error})") from None
+    urls = project.get("urls", {}) if isinstance(project, dict) else {}
+    url = _repository_in(urls) if isinstance(urls, dict) else None
+    try:
+        return check_repo_url(url)
+    except CourseInputError:
+        raise CourseInputError(f"{path}: [project.urls] {url!r} is not a repository address "
+                               "(like https://github.com/owner/course)") from None
 
 
 def package_repo_url() -> str | None:
@@ -592,16 +625,25 @@ def package_repo_url() -> str | None:
             entries = metadata(name).get_all("Project-URL") or []
         except PackageNotFoundError:
             continue
-        urls = {label.strip().lower(): url.strip() for label, _, url in (e.partition(",") for e in entries)}
-        found = next((urls[label] for label in _REPOSITORY_LABELS if urls.get(label)), None)
+        found = _repository_in({label: url for label, _, url in (e.partition(",") for e in entries)})
         if found:
             return found
     return None
 
 
-def site_repo_url(given: str | None) -> str | None:
-    """The address the site shows: ``--repo-url`` when given (checked), else :func:`package_repo_url`."""
-    return check_repo_url(given) if given is not None else package_repo_url()
+def site_repo_url(given: str | None, pyproject: Path | None = None) -> str | None:
+    """The address the site shows: ``--repo-url`` when given (checked), else the repository's own address.
+
+    That is ``[project.urls]`` of ``pyproject`` (default :data:`PYPROJECT`, :func:`pyproject_repo_url`) when the course runs
+    from its repository on Python 3.11+ (``tomllib``), else the installed package's metadata
+    (:func:`package_repo_url`), which records the same table at install time.
+    """
+    if given is not None:
+        return check_repo_url(given)
+    pyproject = PYPROJECT if pyproject is None else pyproject
+    if pyproject.is_file() and sys.version_info >= (3, 11):
+        return pyproject_repo_url(pyproject)
+    return package_repo_url()
 
 
 def _repo_line(repo_url: str | None) -> str:
@@ -1000,13 +1042,13 @@ def build_site(out_dir: Path, notebooks_dir: Path = NOTEBOOKS_DIR, repo_url: str
     ``out_dir`` must be new, empty, or hold only files this course wrote there (an earlier
     site); every page is rendered before anything is written. ``repo_url``, the repository's
     address, is shown on the home page and in each lesson's "run it yourself" box (``None``: the
-    address in the package's metadata, :func:`site_repo_url`). ``force`` (``--force``) replaces
+    address pyproject.toml's ``[project.urls]`` lists, :func:`site_repo_url`). ``force`` (``--force``) replaces
     files of the same names that the course did not write.
 
     Raises:
         CourseInputError: ``out_dir`` is inside the notebooks folder or holds files the course
             did not write; a notebook or card is unreadable; MathJax is not installed; ``repo_url``
-            is not a repository address.
+            (or pyproject.toml's address) is not a repository address.
     """
     start = time.perf_counter()
     check_output_outside(out_dir, [notebooks_dir, DATA_DIR], flag="--out")
