@@ -6,7 +6,7 @@ import pytest
 
 from lessons_lib.errors import CourseInputError
 from lessons_lib.evaluation.sample_size import chi_square_cdf, chi_square_quantile, sd_upper_limit, seeds_for_power
-from lessons_lib.evaluation.significance import t_test_power
+from lessons_lib.evaluation.seed_tests import t_test_power
 
 
 @pytest.mark.parametrize("probability, df, expected", [

@@ -4,7 +4,7 @@ plan sizes the study at an upper confidence limit of it, not at the SD seen.
 - :func:`chi_square_cdf`, :func:`chi_square_quantile` — the chi-squared distribution (no scipy).
 - :func:`sd_upper_limit` — a one-sided upper confidence limit of a normal SD from ``n`` values.
 - :func:`seeds_for_power` — the fewest seeds whose paired t-test at ``alpha`` detects ``effect``
-  with probability ``power`` (:func:`lessons_lib.evaluation.significance.t_test_power`).
+  with probability ``power`` (:func:`lessons_lib.evaluation.seed_tests.t_test_power`).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 
 from lessons_lib.errors import CourseInputError
-from lessons_lib.evaluation.significance import t_test_power
+from lessons_lib.evaluation.seed_tests import t_test_power
 from lessons_lib.validation import check_int, check_number
 
 __all__ = ["chi_square_cdf", "chi_square_quantile", "sd_upper_limit", "seeds_for_power"]
