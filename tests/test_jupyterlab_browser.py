@@ -426,7 +426,8 @@ LESSON_FIGURES = {
     "07_dependency_trees.ipynb": "句对的距离桶",
     "08_syntax_biased_attention.ipynb": "学到的偏置（",
     "09_syntax_without_a_parser.ipynb": "阳性对照",
-    "10_syntax_bias_on_real_lcqmc.ipynb": "测试准确率之差（橙点",
+    "10_reading_results_honestly.ipynb": "测试准确率之差（橙点",
+    "11_preregistered_study.ipynb": "训练集的比例（对数轴）",
     "12_transformer_decoder.ipynb": "跨注意力（4 个头的平均）",
 }
 # A laptop's window with JupyterLab's file browser open beside the notebook.

@@ -17,7 +17,7 @@ from lessons_lib.course.prose import (MARKER, NUMBER, _found, _is_exempt, _value
 ROOT = Path(__file__).resolve().parents[1]
 CLAIMS = ROOT / "SOURCE_CLAIMS.md"
 SOURCES = {"A": "article", "S": "blog post", "T": "textbook"}
-VERDICTS = ("measured: agrees", "measured: disagrees", "measured: partly", "demonstrated", "cited",
+VERDICTS = ("measured: agrees", "measured: disagrees", "measured: partly", "measured: inconclusive", "demonstrated", "cited",
             "untested, said so", "prose-only", "missing")
 _CELLS = re.compile(r"(\d\d): ([\d, ]+)")
 

@@ -296,6 +296,63 @@ def test_one_and_ten_percent_must_share_commit_and_device(tmp_path):
         load_study(folder)
 
 
+def _set_kernels(path, kernel):
+    blob = json.loads(path.read_text())
+    if kernel is None:
+        blob["provenance"].pop("cpu_capability", None)
+    else:
+        blob["provenance"]["cpu_capability"] = kernel
+    path.write_text(json.dumps(blob))
+
+
+def test_a_contrast_that_mixes_kernel_sets_is_refused_naming_the_file_and_the_field(tmp_path):
+    folder = _study(tmp_path, _gain_at_one_percent)
+    odd = folder / "f0.1" / "matchflags-hard_mask-seed1004.json"  # one run of a fraction, as in the course's study
+    _set_kernels(odd, "AVX512")
+    with pytest.raises(CourseInputError) as error:
+        load_study(folder)
+    line = str(error.value)
+    assert line.startswith(f"{odd}: provenance.cpu_capability 'AVX512' differs from "), line
+    assert "'AVX2' inside fraction 10 %" in line and "--mixed-kernels" in line and "\n" not in line
+
+
+def test_one_and_ten_percent_meet_in_a_contrast_so_they_must_share_the_kernel_set(tmp_path):
+    folder = _study(tmp_path, _gain_at_one_percent)
+    for path in (folder / "f0.1").glob("matchflags-*.json"):
+        _set_kernels(path, "AVX512")
+    with pytest.raises(CourseInputError, match="cpu_capability .* between 1 % and 10 %"):
+        load_study(folder)
+    for path in (folder / "f0.01").glob("matchflags-*.json"):
+        _set_kernels(path, "AVX512")
+    assert load_study(folder).complete_seeds[F("0.1")] == list(SEEDS[0.1])  # 3 % alone may differ
+
+
+def test_a_file_without_a_kernel_set_agrees_only_with_files_without_one(tmp_path):
+    folder = _study(tmp_path, _gain_at_one_percent)
+    _set_kernels(folder / "f0.03" / "matchflags-none-seed300.json", None)
+    with pytest.raises(CourseInputError, match="cpu_capability 'not recorded' differs .* inside fraction 3 %"):
+        load_study(folder)
+    for path in (folder / "f0.03").glob("matchflags-*.json"):
+        _set_kernels(path, None)
+    load_study(folder)
+
+
+def test_mixed_kernels_reads_the_mix_and_the_command_prints_it(tmp_path, capsys):
+    from lessons_lib.cli import main
+    from lessons_lib.ablation.study_files import format_kernel_sets, kernel_sets
+    folder = _study(tmp_path, _gain_at_one_percent)
+    _set_kernels(folder / "f0.1" / "matchflags-hard_mask-seed1004.json", "AVX512")
+    study = load_study(folder, mixed_kernels=True)
+    assert format_kernel_sets(kernel_sets(study)).splitlines()[1:] == [
+        "  f0.01/           AVX2 30", "  f0.03/           AVX2 30",
+        "  f0.1/            AVX2 14, AVX512 1 (matchflags-hard_mask-seed1004)"]
+    assert main(["study", str(folder)]) == 2
+    assert "provenance.cpu_capability" in capsys.readouterr().err
+    assert main(["study", str(folder), "--mixed-kernels"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("== kernel sets (read with --mixed-kernels)") and "AVX512 1 (matchflags-hard_mask-seed1004)" in out
+
+
 def test_controls_at_the_largest_dev_gain(tmp_path):
     from lessons_lib.ablation.study_report import format_controls
     folder = _study(tmp_path, _gain_at_one_percent)

@@ -4,11 +4,17 @@
 the training subset drawn with that seed, the epoch chosen on dev) and refuses, in one line
 naming the file and the field, anything that cannot be paired; it returns the
 :class:`~lessons_lib.ablation.study_analysis.Study` the analysis reads.
+
+The CPU kernel set a run was made with (``provenance.cpu_capability``: torch's AVX2, AVX-512 …)
+changes the last digits of every step, so two runs that meet in one contrast must share it;
+:func:`kernel_sets` and :func:`format_kernel_sets` show which file used which, for a reading
+that accepts a mix (``mixed_kernels=True``) and must say so.
 """
 
 from __future__ import annotations
 
 import math
+import os
 from fractions import Fraction
 from pathlib import Path
 from typing import Mapping
@@ -21,7 +27,11 @@ from lessons_lib.ablation.results import ExperimentResult, load_results, results
 from lessons_lib.ablation.study_analysis import (CURVE_ARMS, LARGE, PLAN_SEEDS, PRIMARY_FRACTIONS, SMALL, Study,
                                                  StudyRun, fraction_name)
 
-__all__ = ["load_study"]
+__all__ = ["NOT_RECORDED", "format_kernel_sets", "kernel_sets", "load_study"]
+
+# A file written before the course recorded the kernel set: a value of its own, which agrees only
+# with itself (nothing shows that such a run used the same kernels as one that records them).
+NOT_RECORDED = "not recorded"
 
 
 def _read_run(path: Path, result: ExperimentResult) -> StudyRun:
@@ -93,6 +103,52 @@ def _where_made(result: ExperimentResult) -> tuple:
     return p.get("code_commit"), p.get("device"), p.get("device_name")
 
 
+def _kernel_set(result: ExperimentResult) -> str:
+    return result.provenance.get("cpu_capability") or NOT_RECORDED
+
+
+def _check_one_kernel_set(kernels: dict[Fraction, dict[str, list[Path]]]) -> None:
+    """One line naming a file when the runs of one fraction (they meet in its paired contrasts and its
+    controls), or of 1 % and 10 % (they meet in the difference of differences), used two kernel sets."""
+    groups = [(f"inside fraction {fraction_name(f)}", sets) for f, sets in sorted(kernels.items())]
+    if SMALL in kernels and LARGE in kernels:
+        groups.append(("between 1 % and 10 % (they meet in the difference of differences)",
+                       {k: kernels[SMALL].get(k, []) + kernels[LARGE].get(k, [])
+                        for k in kernels[SMALL].keys() | kernels[LARGE].keys()}))
+    for where, sets in groups:
+        if len(sets) > 1:
+            # name a file of the rarer set: the exception, beside a file of the commonest
+            ordered = sorted(sets.items(), key=lambda item: (-len(item[1]), item[0]))
+            (most, usual), (rare, odd) = ordered[0], ordered[-1]
+            raise CourseInputError(f"{odd[0]}: provenance.cpu_capability {rare!r} differs from {usual[0]}'s "
+                                   f"{most!r} {where}: a contrast would pair runs of two kernel sets "
+                                   "(--mixed-kernels reads them and prints the mix)")
+
+
+def kernel_sets(study: Study) -> dict[Path, str]:
+    """``{file: provenance.cpu_capability}`` for every run the study read (:data:`NOT_RECORDED` where
+    the file has none), read again from the files: what a reading with ``mixed_kernels`` prints."""
+    return {run.source: _kernel_set(ExperimentResult.load(run.source)) for run in study.runs}
+
+
+def format_kernel_sets(kernels: Mapping[Path, str]) -> str:
+    """One line per folder: how many files used each kernel set, naming the files of a set used by
+    at most three of them (the exceptions a reader must see)."""
+    by_folder: dict[str, dict[str, list[str]]] = {}
+    root = Path(os.path.commonpath([p.parent for p in kernels])) if kernels else Path()
+    for path, kernel in sorted(kernels.items()):
+        folder = path.parent.relative_to(root).as_posix()
+        by_folder.setdefault(folder, {}).setdefault(kernel, []).append(path.stem)
+    lines = ["CPU kernel sets (provenance.cpu_capability) of the files read:"]
+    for folder, sets in by_folder.items():
+        parts = []
+        for kernel, names in sorted(sets.items(), key=lambda item: -len(item[1])):
+            few = len(sets) > 1 and len(names) <= 3
+            parts.append(f"{kernel} {len(names)}" + (f" ({', '.join(names)})" if few else ""))
+        lines.append(f"  {folder + '/':<16} " + ", ".join(parts))
+    return "\n".join(lines)
+
+
 def _check_planned(path: Path, run: StudyRun) -> None:
     """One line naming the file when its fraction or seed is not one the plan names (:data:`PLAN_SEEDS`):
     such a file would enter the curve and the tables beside the plan's runs as if it were one of them."""
@@ -108,7 +164,7 @@ def _check_planned(path: Path, run: StudyRun) -> None:
 
 
 def load_study(folder: str | Path, expected_sha256: Mapping[str, str] | None = None, partial: bool = False,
-               unplanned: bool = False) -> Study:
+               unplanned: bool = False, mixed_kernels: bool = False) -> Study:
     """Read every ``*.json`` under ``folder`` (curve and controls) into a :class:`Study`.
 
     Every file is read by :func:`~lessons_lib.ablation.results.load_results` (calls, accuracies
@@ -117,13 +173,17 @@ def load_study(folder: str | Path, expected_sha256: Mapping[str, str] | None = N
     another training subset for one (fraction, seed), two files for one (fraction, arm, seed),
     modified code, another commit or device inside one fraction (or between 1 % and 10 %, whose
     difference is a contrast), missing probabilities, a learned run without the chosen epoch's
-    ``bias_max_abs``.
+    ``bias_max_abs``; unless ``mixed_kernels``, two CPU kernel sets (``provenance.cpu_capability``)
+    inside one fraction or between 1 % and 10 % (a file without the field counts as
+    :data:`NOT_RECORDED`, which agrees only with itself).
 
     Args:
         partial: keep only the seeds of a fraction that have all of none, learned and hard_mask
             (taken in seed order); without it, a seed lacking one of them is refused.
         unplanned: the folder is not the plan's: read fractions and seeds the plan does not name
             (without it, a file at any other fraction or seed than :data:`PLAN_SEEDS` is refused).
+        mixed_kernels: read contrasts whose runs used different kernel sets; the reader must then
+            print :func:`format_kernel_sets` beside every result it reports.
     """
     folder = Path(folder)
     if not folder.is_dir():
@@ -134,6 +194,7 @@ def load_study(folder: str | Path, expected_sha256: Mapping[str, str] | None = N
     runs: dict[tuple[Fraction, Arm, int], StudyRun] = {}
     subsets: dict[tuple[Fraction, int], tuple[str | None, Path]] = {}
     made: dict[Fraction, tuple[tuple, Path]] = {}
+    kernels: dict[Fraction, dict[str, list[Path]]] = {}
     first: tuple[Path, ExperimentResult] | None = None
     for path in paths:
         result = load_results(path, expected_sha256, first)
@@ -150,6 +211,7 @@ def load_study(folder: str | Path, expected_sha256: Mapping[str, str] | None = N
         if where[0] != _where_made(result):
             raise CourseInputError(f"{path}: provenance (code_commit, device, device_name) {_where_made(result)} differs "
                                    f"from {where[1]}'s {where[0]} inside one fraction")
+        kernels.setdefault(run.fraction, {}).setdefault(_kernel_set(result), []).append(path)
         if (run.fraction, run.arm, run.seed) in runs:
             raise CourseInputError(f"{path}: fraction {float(run.fraction):g} / {run.arm} / seed {run.seed} is also in "
                                    f"{runs[run.fraction, run.arm, run.seed].source}")
@@ -157,6 +219,8 @@ def load_study(folder: str | Path, expected_sha256: Mapping[str, str] | None = N
     if SMALL in made and LARGE in made and made[SMALL][0] != made[LARGE][0]:
         raise CourseInputError(f"{made[LARGE][1]}: provenance (code_commit, device, device_name) differs from "
                                f"{made[SMALL][1]}'s: the 1 % and 10 % runs meet in one contrast")
+    if not mixed_kernels:
+        _check_one_kernel_set(kernels)
     unfinished = {} if partial else _set_aside_unfinished(runs)
     complete: dict[Fraction, list[int]] = {}
     for fraction in sorted({f for f, _, _ in runs}):
