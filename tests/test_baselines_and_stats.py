@@ -157,11 +157,11 @@ def test_independence_check() -> None:
     apart = [PairExample(f"问{i}", f"答{i}", i % 2) for i in range(200)]
     check = check_independence(apart)
     assert check.holds and check.pairs_per_question == 1.0 and check.largest_component == 1
-    assert "independence holds" in check.describe()
+    assert "shared questions within the limits" in check.describe()
     web = apart[:150] + [PairExample("问0", f"又{i}", 0) for i in range(50)]  # one question in 51 pairs
     check = check_independence(web)
     assert not check.holds and check.largest_component == 51 and check.pairs_per_question <= 1.2
-    assert "does NOT hold" in check.describe() and check.largest_share > INDEPENDENCE_LIMITS["largest_component_share"]
+    assert "shared questions beyond the limits" in check.describe() and check.largest_share > INDEPENDENCE_LIMITS["largest_component_share"]
     reused = [PairExample(f"问{i % 10}", f"答{i // 10}", 0) for i in range(100)]  # 20 questions, 100 pairs
     assert check_independence(reused).pairs_per_question == 10.0 and not check_independence(reused).holds
     with pytest.raises(CourseInputError, match="examples"):

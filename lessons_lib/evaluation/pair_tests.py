@@ -319,11 +319,13 @@ class IndependenceCheck:
 
     def describe(self) -> str:
         limits = INDEPENDENCE_LIMITS
-        verdict = ("holds: the exact McNemar test and the detectable difference may be read" if self.holds else
-                   "does NOT hold: the exact McNemar p-values and the detectable difference overstate the evidence")
+        # Only identical questions are counted: near-duplicates (lessons_lib.pairs.stats.near_duplicates) are not.
+        verdict = ("within the limits, as far as identical questions go (near-duplicate questions are not "
+                   "counted here)" if self.holds else
+                   "beyond the limits: the exact McNemar p-values and the detectable difference overstate the evidence")
         return (f"{self.pairs:,} pairs of {self.questions:,} distinct questions: {self.pairs_per_question:.2f} pairs per "
                 f"question (limit {limits['pairs_per_question']}), largest linked web {self.largest_component:,} pair{'s' * (self.largest_component != 1)} "
-                f"= {self.largest_share:.1%} (limit {limits['largest_component_share']:.0%}); independence {verdict}")
+                f"= {self.largest_share:.1%} (limit {limits['largest_component_share']:.0%}); shared questions {verdict}")
 
 
 def check_independence(examples: Sequence[PairExample]) -> IndependenceCheck:
