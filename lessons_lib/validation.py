@@ -92,6 +92,7 @@ def check_not_a_file(path: Any, name: str) -> Path:
     path = Path(path)
     if path.exists() and not path.is_dir():
         raise CourseInputError(f"{name} {path} is a file, not a folder")
+    _check_no_file_above(path, name)
     return path
 
 
@@ -100,7 +101,18 @@ def check_not_a_folder(path: Any, name: str) -> Path:
     path = Path(path)
     if path.is_dir():
         raise CourseInputError(f"{name} {path} is a folder, not a file")
+    _check_no_file_above(path, name)
     return path
+
+
+def _check_no_file_above(path: Path, name: str) -> None:
+    """Refuse a path below a file (``notes.txt/run``): no folder can be created there."""
+    for parent in path.parents:
+        if parent.exists():
+            if not parent.is_dir():
+                raise CourseInputError(f"{name} {path} lies below {parent}, which is a file, not a folder: "
+                                       "choose another path")
+            return
 
 
 def check_output_dir(path: Any, name: str) -> Path:

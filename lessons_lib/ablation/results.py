@@ -301,6 +301,9 @@ class ExperimentResult:
 
     @classmethod
     def from_json(cls, data: dict) -> "ExperimentResult":
+        if not isinstance(data, dict):
+            raise CourseInputError(f"not the results of `lessons experiment` (a JSON {type(data).__name__}, "
+                                   "not an object with config, runs and summary)")
         try:
             return cls(
                 config=ExperimentConfig.from_dict(data["config"]),
@@ -318,7 +321,9 @@ class ExperimentResult:
                 dev_labels=list(data.get("dev_labels", [])),
                 provenance=dict(data.get("provenance", {})),
             )
-        except (KeyError, TypeError) as error:
+        except KeyError as error:
+            raise CourseInputError(f"not the results of `lessons experiment` (no {error} entry)") from None
+        except TypeError as error:
             raise CourseInputError(f"not the results of `lessons experiment` ({type(error).__name__}: {error})") from None
 
     def save(self, path: str | Path) -> Path:

@@ -118,14 +118,29 @@ def _noting_interrupts(interrupted: list[bool]) -> Iterator[None]:
         signal.signal(signal.SIGINT, previous)
 
 
+def _option_names(parser: argparse.ArgumentParser, command: str) -> list[str]:
+    """The options of ``command`` whose flag spells the option's name (``data_dir`` is ``--data-dir``)."""
+    from lessons_lib.cli.options import flag
+
+    subparsers = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    return [action.dest for action in subparsers.choices[command]._actions if flag(action.dest) in action.option_strings]
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Entry point: parse ``argv`` and run the chosen command; returns the exit status."""
-    args = build_parser().parse_args(argv)
+    """Entry point: parse ``argv`` and run the chosen command; returns the exit status.
+
+    An error that names an option as the library spells it (```data_dir```, ``EncoderConfig.d_model``)
+    is shown with the flag the user types (``--data-dir``, ``--d-model``).
+    """
+    from lessons_lib.cli.options import flag_names
+
+    parser = build_parser()
+    args = parser.parse_args(argv)
     args.command_line = ["lessons", *(sys.argv[1:] if argv is None else argv)]  # recorded in results files
     interrupted: list[bool] = []
     try:
         _check_encodable(args)
-        with _noting_interrupts(interrupted):
+        with _noting_interrupts(interrupted), flag_names(_option_names(parser, args.command)):
             return int(args.handler(args) or 0)
     except CourseInputError as error:
         print(f"error: {error}", file=sys.stderr)

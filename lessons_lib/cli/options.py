@@ -124,13 +124,16 @@ def flag_names(options: Iterable[str] = ()) -> Iterator[None]:
     """Errors raised inside name the command-line flags (``--d-model``), not the config fields.
 
     Config fields read ``EncoderConfig.d_model`` (any of the three configs); other options
-    of a command (``options``) read ```train_fraction``` in messages.
+    of a command (``options``) read ```train_fraction``` in messages. With ``options`` given,
+    only the config fields among them become flags (a command without ``--d-model`` keeps
+    ``EncoderConfig.d_model``, e.g. when it reads a checkpoint).
     """
     try:
         yield
     except CourseInputError as error:
-        text = re.sub(r"\b(?:TrainConfig|EncoderConfig|PairClassifierConfig)\.(\w+)", lambda m: flag(m.group(1)), str(error))
         names = set(options)
+        text = re.sub(r"\b(?:TrainConfig|EncoderConfig|PairClassifierConfig)\.(\w+)",
+                      lambda m: flag(m.group(1)) if not names or m.group(1) in names else m.group(0), str(error))
         text = re.sub(r"`(\w+)`", lambda m: flag(m.group(1)) if m.group(1) in names else m.group(0), text)
         raise CourseInputError(text) from None
 
@@ -217,5 +220,5 @@ def config_from_arguments(args: argparse.Namespace, cls: type) -> Any:
     """``cls`` built from the flags :func:`add_config_arguments` added (unset flags keep the defaults);
     an invalid value is reported with its flag's name."""
     chosen = config_arguments(args, cls)
-    with flag_names(chosen):
+    with flag_names([spec.name for spec in config_fields(cls)]):  # every field has a flag, given or not
         return cls(**chosen)

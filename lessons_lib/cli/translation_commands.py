@@ -184,7 +184,7 @@ def run_translation_pilot(args: argparse.Namespace) -> int:
     check_number(args.effect, "--effect", minimum=0.0, strict_minimum=True)
     check_int(args.family, "--family", minimum=1)
     check_number(args.confidence, "--confidence", minimum=0.5, maximum=0.999)
-    print(format_pilot(pilot_fractions(check_input_dir(args.folder, "folder")), args.effect, args.family,
+    print(format_pilot(pilot_fractions(check_input_dir(args.folder, "results folder")), args.effect, args.family,
                        confidence=args.confidence))
     return 0
 

@@ -57,7 +57,7 @@ class EncoderConfig:
     def __post_init__(self) -> None:
         for name in ("vocab_size", "d_model", "n_heads", "n_layers", "d_ff", "max_positions", "n_segments"):
             check_int(getattr(self, name), f"EncoderConfig.{name}")
-        check_divisible(self.d_model, "EncoderConfig.d_model", self.n_heads, "n_heads")
+        check_divisible(self.d_model, "EncoderConfig.d_model", self.n_heads, "EncoderConfig.n_heads")
         if self.d_model % 2:
             raise CourseInputError(f"EncoderConfig.d_model={self.d_model} must be even (sin/cos pairs)")
         if not 0.0 <= check_number(self.dropout, "EncoderConfig.dropout") < 1.0:

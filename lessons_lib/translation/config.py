@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from lessons_lib.validation import check_choice, check_int, check_number
+from lessons_lib.errors import CourseInputError
+from lessons_lib.validation import check_choice, check_divisible, check_int, check_number
 
 EPOCH_CHOICES = ("best_dev", "last")
 
@@ -37,6 +38,10 @@ class TranslatorSizes:
         for name in ("d_model", "n_heads", "n_layers", "d_ff"):
             check_int(getattr(self, name), f"`{name}`")
         check_number(self.dropout, "`dropout`", minimum=0.0, maximum=0.99)
+        # The encoder and decoder refuse these too, but only once the run has started.
+        check_divisible(self.d_model, "`d_model`", self.n_heads, "`n_heads`")
+        if self.d_model % 2:
+            raise CourseInputError(f"`d_model`={self.d_model} must be even (sin/cos pairs)")
 
 
 @dataclass(frozen=True)

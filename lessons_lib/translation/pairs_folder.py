@@ -123,6 +123,10 @@ def read_pairs_folder(folder: str | Path) -> TranslationData:
     folder = Path(folder)
     if not folder.is_dir():
         raise CourseInputError(f"{folder}: not a folder of translation pairs (train.tsv, dev.tsv, test.tsv)")
+    for name in SPLITS:
+        if not (folder / f"{name}.tsv").is_file():
+            raise CourseInputError(f"{folder}: no {name}.tsv file, so not a folder of translation pairs "
+                                   "(train.tsv, dev.tsv, test.tsv)")
     splits = {name: tuple(read_pairs_file(folder / f"{name}.tsv")) for name in SPLITS}
     seen: dict[str, str] = {}
     for name, pairs in splits.items():
