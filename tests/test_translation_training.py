@@ -166,3 +166,10 @@ def test_a_short_run_is_deterministic_and_scores_every_group(tmp_path):
         train_translator(data.train, data.dev, data.test, "learned", 5, None, "gold", config)
     with pytest.raises(CourseInputError, match="reads position buckets"):
         train_translator(data.train, data.dev, data.test, "relative_position", 5, trees, "gold", config)
+
+
+def test_the_command_line_offers_exactly_the_tree_sources():
+    from lessons_lib.cli.translation_commands import TREE_CHOICES
+    from lessons_lib.translation.trees import DERIVED_TREES, TREE_SOURCES
+
+    assert TREE_CHOICES == TREE_SOURCES and set(DERIVED_TREES) < set(TREE_SOURCES)
