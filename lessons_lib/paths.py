@@ -18,6 +18,8 @@ RESULTS_DIR = REPO_ROOT / "results"
 LCQMC_RESULTS_DIR = RESULTS_DIR / "lcqmc"
 # The translation positive control's runs (lesson 12), one folder per arm.
 TRANSLATION_CONTROL_DIR = RESULTS_DIR / "translation_control"
+TRANSLATION_RESULTS_DIR = RESULTS_DIR / "translation"
+TRANSLATION_DESIGN_FILE = TRANSLATION_RESULTS_DIR / "design.json"
 LCQMC_BASELINES_FILE = LCQMC_RESULTS_DIR / "baselines" / "majority_and_jaccard.json"
 # `lessons train` runs on the whole real LCQMC: one folder per run holding its metrics.json (lesson 06).
 LCQMC_TRAINING_RUNS_DIR = LCQMC_RESULTS_DIR / "train"

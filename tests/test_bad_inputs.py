@@ -314,6 +314,13 @@ CASES: list[tuple[str, list[str], str]] = [
     ("translation-pilot-a-file", ["translation-pilot", "{afile}"], "results folder {afile} is not a folder"),
     ("translation-pilot-family-0", ["translation-pilot", "{tiny_data}", "--family", "0"], "--family must be"),
     ("translation-pilot-effect-negative", ["translation-pilot", "{tiny_data}", "--effect", "-0.5"], "--effect must be"),
+    # --- translation-study
+    ("translation-study-missing", ["translation-study", "{root}/none", "--design", "{afile}"],
+     "{afile}: not a JSON design file"),
+    ("translation-study-no-design", ["translation-study", "{tiny_data}", "--design", "{root}/none.json"],
+     "cannot read {root}/none.json: No such file"),
+    ("translation-study-list-design", ["translation-study", "{tiny_data}", "--design", "{list_ipynb}"],
+     "{list_ipynb}: not a translation study design"),
     # --- build-translation-corpus
     ("build-translation-corpus-out-is-a-file", ["build-translation-corpus", "--out-dir", "{afile}"],
      "--out-dir {afile} is a file"),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import statistics
 import subprocess
 import sys
 
@@ -10,8 +11,8 @@ import pytest
 
 from lessons_lib.errors import CourseInputError
 from lessons_lib.evaluation.seed_tests import (SeedTest, holm, holm_family, paired_seed_test, paired_t_p_value,
-                                               relabelling_p_value, sign_flip_p_value, two_sample_seed_test,
-                                               welch_t_test)
+                                               relabelling_p_value, scarcity_verdict, sign_flip_p_value,
+                                               two_sample_seed_test, welch_seed_test, welch_t_test)
 
 
 def _test(p_value: float, sign: int = 1) -> SeedTest:
@@ -112,3 +113,30 @@ def test_reading_stored_predictions_and_testing_contrasts_needs_no_torch():
             "print('torch' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "False"
+
+
+def test_welch_seed_test_reads_real_values_as_welch_does_and_needs_two_seeds_a_side_to_test():
+    a, b = [0.8, 1.1, 0.5, 0.9], [0.1, -0.2, 0.3]
+    test, welch = welch_seed_test(a, b), welch_t_test(a, b)
+    assert (test.mean, test.low, test.high, test.df, test.p_value) == (welch.difference, welch.low, welch.high,
+                                                                      welch.df, welch.p_value)
+    assert test.sign == 1 and test.testable and math.isnan(test.exact_p)
+    one = welch_seed_test([0.4], b)
+    assert one.mean == pytest.approx(0.4 - statistics.fmean(b)) and not one.testable
+
+
+def _read(mean, holm_p):
+    return SeedTest(mean, 0.1, mean - 0.2, mean + 0.2, 9, holm_p, (mean > 0) - (mean < 0), holm_p=holm_p)
+
+
+@pytest.mark.parametrize("gain, dod, verdict", [
+    ((+1.0, 0.01), (+0.8, 0.02), "support"),
+    ((+1.0, 0.01), (+0.8, 0.20), "inconclusive"),  # a gain at the scarce split alone says nothing of "more"
+    ((+0.2, 0.40), (+0.8, 0.02), "partly"),
+    ((-1.0, 0.01), (+0.8, 0.02), "against"),
+    ((+1.0, 0.01), (-0.8, 0.05), "against"),        # Holm p ≤ α, exactly at the level, counts
+    ((+1.0, 0.051), (+0.8, 0.04), "partly"),
+])
+def test_scarcity_verdict_reads_the_gain_and_the_difference_of_gains_by_the_one_rule(gain, dod, verdict):
+    assert scarcity_verdict(_read(*gain), _read(*dod), 0.05) == verdict
+    assert scarcity_verdict(None, _read(*dod), 0.05) == "inconclusive"

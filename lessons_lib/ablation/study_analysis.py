@@ -35,7 +35,8 @@ import numpy as np
 from lessons_lib.errors import CourseInputError
 from lessons_lib.evaluation.pair_tests import pooled_interval
 from lessons_lib.evaluation.probabilities import accuracy_at_threshold, dev_tuned_threshold, label_one_share, rank_auc
-from lessons_lib.evaluation.seed_tests import SeedTest, holm_family, paired_seed_test, two_sample_seed_test
+from lessons_lib.evaluation.seed_tests import (SeedTest, holm_family, paired_seed_test, scarcity_verdict,
+                                               two_sample_seed_test)
 from lessons_lib.ablation.arms import Arm, exact
 from lessons_lib.syntax_bias.registry import BASELINE
 
@@ -372,23 +373,9 @@ def control_target(study: Study) -> tuple[Arm, Fraction]:
 
 def a48_verdict(contrasts: Sequence[StudyContrast], arm: Arm | str = LEARNED) -> str:
     """The plan's reading of A48 for ``arm`` (an arm, or a variant's name for its plain arm):
-    ``support``, ``against``, ``partly`` or ``inconclusive``."""
+    ``support``, ``against``, ``partly`` or ``inconclusive`` (:func:`~lessons_lib.evaluation.seed_tests.scarcity_verdict`
+    of its gain at 1 % and its difference of differences)."""
     arm = arm if isinstance(arm, Arm) else Arm(arm)
-    gain = next((c for c in contrasts if c.arm == arm and c.fraction == SMALL), None)
-    dod = next((c for c in contrasts if c.arm == arm and c.fraction is None), None)
-    if gain is None or dod is None:
-        return "inconclusive"
-    def positive(c: StudyContrast) -> bool:
-        return c.significant and c.sign > 0
-
-    def negative(c: StudyContrast) -> bool:
-        return c.significant and c.sign < 0
-
-    if positive(gain) and positive(dod):
-        return "support"
-    if negative(dod) or negative(gain):
-        return "against"
-    if positive(dod):
-        return "partly"
-    return "inconclusive"
-
+    gain = next((c.test for c in contrasts if c.arm == arm and c.fraction == SMALL), None)
+    dod = next((c.test for c in contrasts if c.arm == arm and c.fraction is None), None)
+    return scarcity_verdict(gain, dod, ALPHA)

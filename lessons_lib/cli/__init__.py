@@ -42,7 +42,8 @@ AUDIENCES = {
     "for learners": ("workspace", "check-env", "execute"),
     "for teachers": ("student", "grade", "nbgrader-course", "site"),
     "to measure and read results": ("train", "compare", "baseline", "data-stats", "experiment", "grid", "study",
-                                    "tatoeba-split", "translate", "translation-pilot"),
+                                    "tatoeba-split", "translate", "translation-pilot",
+                                    "translation-study"),
     "for maintainers (the course's own data and parser)": ("build-sample", "build-treebank", "train-parser",
                                                             "preparse", "build-translation-corpus"),
 }

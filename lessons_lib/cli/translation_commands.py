@@ -52,6 +52,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     _register_build_corpus(subparsers)
     _register_translate(subparsers)
     _register_pilot(subparsers)
+    _register_study(subparsers)
 
 
 def _source(args: argparse.Namespace) -> Path:
@@ -186,6 +187,27 @@ def run_translation_pilot(args: argparse.Namespace) -> int:
     check_number(args.confidence, "--confidence", minimum=0.5, maximum=0.999)
     print(format_pilot(pilot_fractions(check_input_dir(args.folder, "results folder")), args.effect, args.family,
                        confidence=args.confidence))
+    return 0
+
+
+def _register_study(subparsers: argparse._SubParsersAction) -> None:
+    from lessons_lib.paths import TRANSLATION_DESIGN_FILE
+
+    p = subparsers.add_parser("translation-study", help="the translation study's runs read as its plan fixes it: the "
+                                                        "curve, the primary family, A48, the 0.5–1 BLEU claim, the controls")
+    p.add_argument("folder", type=Path, help="the study's results files (one per fraction, arm and seed)")
+    p.add_argument("--design", type=Path, default=TRANSLATION_DESIGN_FILE,
+                   help="the plan's design file (default: results/translation/design.json)")
+    p.add_argument("--partial", action="store_true", help="read the runs written so far (every line then says so)")
+    p.set_defaults(handler=run_translation_study)
+
+
+def run_translation_study(args: argparse.Namespace) -> int:
+    from lessons_lib.translation.study import format_study, load_design, load_study
+    from lessons_lib.validation import check_input_dir
+
+    design = load_design(args.design)
+    print(format_study(load_study(check_input_dir(args.folder, "results folder"), design, partial=args.partial)))
     return 0
 
 

@@ -14,10 +14,14 @@
 - :class:`SeedTest`: one contrast read over seeds — mean difference, 95 % interval, standard
   error, degrees of freedom, p, the exact permutation p where computed, Holm's p in its family —
   made by :func:`paired_seed_test` (the same seeds on both sides) or :func:`two_sample_seed_test`
-  (two disjoint sets of seeds); :func:`holm_family` corrects a family of them, leaving out the
+  (two disjoint sets of seeds, whole counts) or :func:`welch_seed_test` (two disjoint sets of
+  seeds, real values such as BLEU); :func:`holm_family` corrects a family of them, leaving out the
   contrasts that cannot be tested (fewer than 2 seeds). The grid
   (:mod:`lessons_lib.ablation.grid`), the data-size study (:mod:`lessons_lib.ablation.study_analysis`)
   and the translation readings (:mod:`lessons_lib.translation.analysis`) all decide with it.
+- :func:`scarcity_verdict`: the plans' one reading of "the bias helps more when data are scarce"
+  (support / against / partly / inconclusive) from a gain at the scarce fraction and the
+  difference of the gains between the scarce and the full fraction.
 
 Pure Python, no torch. The per-pair tests (McNemar, the test-pair bootstrap) are in
 :mod:`lessons_lib.evaluation.pair_tests`.
@@ -53,7 +57,10 @@ __all__ = [
     "SeedTest",
     "paired_seed_test",
     "two_sample_seed_test",
+    "welch_seed_test",
     "holm_family",
+    "SCARCITY_VERDICTS",
+    "scarcity_verdict",
 ]
 
 
@@ -358,9 +365,55 @@ def two_sample_seed_test(a: Sequence[int], b: Sequence[int], unit: int) -> SeedT
                     sign, relabelling_p_value(a, b))
 
 
+def welch_seed_test(a: Sequence[float], b: Sequence[float]) -> SeedTest:
+    """Welch's test of mean(a) − mean(b) for two disjoint sets of seeds given as real values (e.g.
+    per seed, an arm's BLEU gain over the baseline at two training sizes). No exact p: that needs
+    whole counts (:func:`two_sample_seed_test`). With fewer than 2 seeds on a side only the mean
+    and its sign are given."""
+    if not a or not b:
+        raise CourseInputError(f"a two-sample test needs values on both sides, got {len(a)} and {len(b)}")
+    if len(a) < 2 or len(b) < 2:
+        difference = statistics.fmean(a) - statistics.fmean(b)
+        return SeedTest(difference, math.nan, math.nan, math.nan, 0, math.nan, _sign(difference))
+    test = welch_t_test(a, b)
+    return SeedTest(test.difference, test.standard_error, test.low, test.high, test.df, test.p_value,
+                    _sign(test.difference))
+
+
 def holm_family(tests: Sequence[SeedTest]) -> list[SeedTest]:
     """``tests`` as one family: each with its Holm-adjusted p and the family's size. A contrast that
     cannot be tested (``nan`` p, fewer than 2 seeds) stays out of the family, its Holm p ``nan``."""
     testable = [i for i, t in enumerate(tests) if t.testable]
     adjusted = dict(zip(testable, holm([tests[i].p_value for i in testable])))
     return [dataclasses.replace(t, holm_p=adjusted.get(i, math.nan), family=len(testable)) for i, t in enumerate(tests)]
+
+
+SCARCITY_VERDICTS = ("support", "against", "partly", "inconclusive")
+
+
+def scarcity_verdict(gain: SeedTest | None, difference_of_gains: SeedTest | None, alpha: float) -> str:
+    """The plans' reading of "the bias helps more when training data are scarce" for one arm.
+
+    Args:
+        gain: the arm − baseline at the scarcest fraction, Holm-corrected in its family.
+        difference_of_gains: (gain at the scarce fraction) − (gain at the full one), Holm-corrected.
+        alpha: the family's level (significant when Holm p ≤ ``alpha``).
+
+    Returns:
+        ``support`` (both shown positive), ``against`` (either shown negative), ``partly`` (only the
+        difference of gains shown positive: more help with less data, no help shown), else
+        ``inconclusive`` (also when a contrast is missing or cannot be tested).
+    """
+    if gain is None or difference_of_gains is None:
+        return "inconclusive"
+
+    def shown(test: SeedTest, sign: int) -> bool:
+        return test.significant(alpha) and test.sign == sign
+
+    if shown(gain, 1) and shown(difference_of_gains, 1):
+        return "support"
+    if shown(gain, -1) or shown(difference_of_gains, -1):
+        return "against"
+    if shown(difference_of_gains, 1):
+        return "partly"
+    return "inconclusive"

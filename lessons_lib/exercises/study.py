@@ -9,6 +9,7 @@ import numbers
 from typing import Callable, Sequence
 
 from lessons_lib.exercises import ExerciseCheckError, call_learner, check_random, passed
+from lessons_lib.evaluation.seed_tests import SCARCITY_VERDICTS, SeedTest, scarcity_verdict
 
 # The lesson's own cases when no grader seed is given: one seed's correctness on 12 test pairs.
 _CORRECT_A = (1, 1, 0, 1, 0, 1, 1, 0, 1, 1, 0, 1)
@@ -100,19 +101,15 @@ _A48_CASES = (
     (-0.0140, 0.030, -0.0020, 0.50),   # a loss that holds at 1 %
     (+0.0120, 0.051, +0.0110, 0.049),  # a Holm p just above 0.05 is not significant
 )
-A48_VERDICTS = ("support", "against", "partly", "inconclusive")
+A48_VERDICTS = SCARCITY_VERDICTS
 
 
 def _a48(gain: float, gain_holm_p: float, dod: float, dod_holm_p: float) -> str:
     """The plan's rule (results/lcqmc/PLAN.md, 'What counts for A48'), significance at Holm p ≤ 0.05."""
-    gain_holds, dod_holds = gain_holm_p <= 0.05, dod_holm_p <= 0.05
-    if gain_holds and dod_holds and gain > 0 and dod > 0:
-        return "support"
-    if (gain_holds and gain < 0) or (dod_holds and dod < 0):
-        return "against"
-    if dod_holds and dod > 0:
-        return "partly"
-    return "inconclusive"
+    def read(mean: float, holm_p: float) -> SeedTest:  # only the mean's sign and the Holm p matter to the rule
+        return SeedTest(mean, math.nan, math.nan, math.nan, 0, holm_p, (mean > 0) - (mean < 0), holm_p=holm_p)
+
+    return scarcity_verdict(read(gain, gain_holm_p), read(dod, dod_holm_p), 0.05)
 
 
 def _a48_hint(case: tuple[float, float, float, float], got: str) -> str:

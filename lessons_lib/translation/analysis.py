@@ -1,6 +1,7 @@
 """Reading translation results by seed: the seed is the unit of a claim about a method.
 
-- :func:`load_runs` — every results file of some folders, checked, keyed by arm and seed.
+- :func:`load_runs` — every results file of some folders, checked, keyed by arm and seed (made of
+  :func:`read_results`, :func:`check_one_setup` and :func:`runs_by_arm`).
 - :func:`arm_scores` — one arm's BLEU per seed on a group of test sentences.
 - :func:`seed_contrasts` — each arm against a baseline arm on a group: the per-seed differences
   (same seed, same training subset), their mean, 95 % t interval, paired-t p and Holm p over the
@@ -18,7 +19,7 @@ from lessons_lib.errors import CourseInputError
 from lessons_lib.evaluation.seed_tests import SeedTest, holm_family, paired_seed_test
 from lessons_lib.translation.results import load_results
 
-__all__ = ["arm_label", "load_runs", "arm_scores", "SeedContrast", "seed_contrasts", "format_contrasts"]
+__all__ = ["arm_label", "load_runs", "read_results", "check_one_setup", "runs_by_arm", "arm_scores", "SeedContrast", "seed_contrasts", "format_contrasts"]
 
 # What must be equal in every file of one reading: otherwise two arms would not differ by their arm alone.
 _SHARED_KEYS = ("data", "train_config", "sizes", "fraction")
@@ -37,24 +38,40 @@ def load_runs(paths: Sequence[str | Path]) -> dict[str, dict[int, dict]]:
         CourseInputError: no file; two files for one arm and seed; files that differ in data,
             knobs, training fraction, commit, device, ``cpu_capability`` or torch.
     """
+    records = read_results(paths)
+    check_one_setup(records)
+    return runs_by_arm(records)
+
+
+def read_results(paths: Sequence[str | Path]) -> list[tuple[Path, dict]]:
+    """Every results file of ``paths`` (files, and folders of ``f*.json`` one level down too), read
+    and checked one by one (:func:`~lessons_lib.translation.results.load_results`)."""
     files: list[Path] = []
     for given in map(Path, paths):
         files += sorted(given.glob("f*.json")) + sorted(given.glob("*/f*.json")) if given.is_dir() else [given]
     if not files:
         raise CourseInputError(f"no translation results files in {', '.join(map(str, paths))}")
-    runs: dict[str, dict[int, dict]] = {}
-    first: tuple[Path, dict] | None = None
-    for path in files:
-        record = load_results(path)
-        if first is None:
-            first = (path, record)
-        for key in _SHARED_KEYS:
-            if record.get(key) != first[1].get(key):
-                raise CourseInputError(f"{path}: its {key} differs from {first[0]}'s; one reading takes runs of one setup")
+    return [(path, load_results(path)) for path in files]
+
+
+def check_one_setup(records: Sequence[tuple[Path, dict]], keys: Sequence[str] = _SHARED_KEYS) -> None:
+    """Refuse files that differ in any of ``keys`` (data, knobs, sizes, fraction) or in commit, device,
+    ``cpu_capability`` or torch: two arms read together must differ by their arm alone."""
+    first_path, first = records[0]
+    for path, record in records:
+        for key in keys:
+            if record.get(key) != first.get(key):
+                raise CourseInputError(f"{path}: its {key} differs from {first_path}'s; one reading takes runs of one setup")
         for key in _SHARED_PROVENANCE:
-            if record["provenance"].get(key) != first[1]["provenance"].get(key):
-                raise CourseInputError(f"{path}: made with {key} {record['provenance'].get(key)!r}, {first[0]} with "
-                                       f"{first[1]['provenance'].get(key)!r}; a contrast never mixes them")
+            if record["provenance"].get(key) != first["provenance"].get(key):
+                raise CourseInputError(f"{path}: made with {key} {record['provenance'].get(key)!r}, {first_path} with "
+                                       f"{first['provenance'].get(key)!r}; a contrast never mixes them")
+
+
+def runs_by_arm(records: Sequence[tuple[Path, dict]]) -> dict[str, dict[int, dict]]:
+    """``{arm: {seed: record}}``, refusing a second file for one arm and seed."""
+    runs: dict[str, dict[int, dict]] = {}
+    for path, record in records:
         seeds = runs.setdefault(arm_label(record), {})
         if record["seed"] in seeds:
             raise CourseInputError(f"{path}: a second file for {arm_label(record)} seed {record['seed']}")
