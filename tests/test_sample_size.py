@@ -5,7 +5,8 @@ import math
 import pytest
 
 from lessons_lib.errors import CourseInputError
-from lessons_lib.evaluation.sample_size import chi_square_cdf, chi_square_quantile, sd_upper_limit, seeds_for_power
+from lessons_lib.evaluation.sample_size import (chi_square_cdf, chi_square_quantile, sd_upper_limit, seeds_for_power,
+                                                seeds_for_power_welch)
 from lessons_lib.evaluation.seed_tests import t_test_power
 
 
@@ -45,3 +46,17 @@ def test_too_many_seeds_and_bad_arguments_are_said_plainly():
         seeds_for_power(1.0, 1.0, 1.0)
     with pytest.raises(CourseInputError, match="`n`"):
         sd_upper_limit(1.0, 1)
+
+
+@pytest.mark.parametrize("effect, expected", [(1.0, 17), (0.5, 64)])
+def test_welch_with_equal_spreads_needs_the_textbooks_two_sample_counts(effect, expected):
+    # equal SDs make Welch's degrees of freedom the pooled test's 2n − 2: d = 1 needs 17 a side, d = 0.5 needs 64
+    assert seeds_for_power_welch(1.0, 1.0, effect, 0.05) == expected
+
+
+def test_welch_sizing_grows_with_either_spread_and_refuses_no_spread_at_all():
+    assert seeds_for_power_welch(0.3, 0.3, 0.5, 0.01) < seeds_for_power_welch(0.3, 0.6, 0.5, 0.01)
+    assert seeds_for_power_welch(0.0, 0.4, 0.5, 0.05) == seeds_for_power(0.4, 0.5, 0.05)
+    assert seeds_for_power_welch(5.0, 5.0, 0.1, 0.05, most=30) is None
+    with pytest.raises(CourseInputError, match="both 0"):
+        seeds_for_power_welch(0.0, 0.0, 0.5, 0.05)

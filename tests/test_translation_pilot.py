@@ -52,3 +52,23 @@ def test_a_seed_missing_an_arm_is_left_out_and_a_folder_without_none_refused(pil
         path.unlink()
     with pytest.raises(CourseInputError, match="no run of none at fraction 1"):
         pilot_fractions(pilot_folder)
+
+
+def test_two_fractions_add_the_seeds_the_difference_of_gains_needs(pilot_folder, tmp_path):
+    import json
+
+    from lessons_lib.evaluation.sample_size import seeds_for_power_welch
+
+    for path in sorted(pilot_folder.glob("f1-*.json")):  # the same runs again, read as a second fraction
+        record = json.loads(path.read_text(encoding="utf-8"))
+        record["fraction"] = 0.5
+        (pilot_folder / path.name.replace("f1-", "f0.5-")).write_text(json.dumps(record), encoding="utf-8")
+    scarce, full = pilot_fractions(pilot_folder)
+    text = format_pilot([scarce, full], effect=1.0, family=6)
+    arm_a, arm_b = scarce.arms[0], full.arms[0]
+    upper = sd_upper_limit(arm_a.sd, 5, 0.8)
+    expected = seeds_for_power_welch(arm_a.sd, arm_b.sd, 1.0, 0.05 / 6)
+    assert "difference of gains, fraction 0.5 − fraction 1 (Welch, seeds per fraction):" in text
+    assert f"{arm_a.arm:<16}: mean +0.00; seeds needed {expected} " \
+           f"(at the upper SDs {seeds_for_power_welch(upper, upper, 1.0, 0.05 / 6)})" in text
+    assert "difference of gains" not in format_pilot([full], effect=1.0, family=6)

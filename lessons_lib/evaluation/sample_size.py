@@ -4,7 +4,9 @@ plan sizes the study at an upper confidence limit of it, not at the SD seen.
 - :func:`chi_square_cdf`, :func:`chi_square_quantile` — the chi-squared distribution (no scipy).
 - :func:`sd_upper_limit` — a one-sided upper confidence limit of a normal SD from ``n`` values.
 - :func:`seeds_for_power` — the fewest seeds whose paired t-test at ``alpha`` detects ``effect``
-  with probability ``power`` (:func:`lessons_lib.evaluation.seed_tests.t_test_power`).
+  with probability ``power`` (:func:`lessons_lib.evaluation.seed_tests.t_test_power`);
+  :func:`seeds_for_power_welch` — the same for Welch's test of two disjoint sets of seeds (e.g. a
+  gain at one training size minus the gain at another), seeds per side.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from lessons_lib.errors import CourseInputError
 from lessons_lib.evaluation.seed_tests import t_test_power
 from lessons_lib.validation import check_int, check_number
 
-__all__ = ["chi_square_cdf", "chi_square_quantile", "sd_upper_limit", "seeds_for_power"]
+__all__ = ["chi_square_cdf", "chi_square_quantile", "sd_upper_limit", "seeds_for_power", "seeds_for_power_welch"]
 
 
 def _check_open_unit(value: float, name: str) -> float:
@@ -102,5 +104,29 @@ def seeds_for_power(sd: float, effect: float, alpha: float, power: float = 0.8, 
     check_int(most, "`most`", minimum=2)
     for n in range(2, most + 1):
         if t_test_power(effect / (sd / math.sqrt(n)), n - 1, alpha) >= power:
+            return n
+    return None
+
+
+def seeds_for_power_welch(sd_a: float, sd_b: float, effect: float, alpha: float, power: float = 0.8,
+                          most: int = 1000) -> int | None:
+    """The fewest seeds ``n`` per side (≥ 2) for which Welch's two-sided test at ``alpha`` of
+    mean(a) − mean(b), ``n`` values each with SDs ``sd_a`` and ``sd_b``, finds a true difference
+    ``effect`` with probability ≥ ``power``; ``None`` if more than ``most`` would be needed.
+
+    The standard error is √((sd_a² + sd_b²) / n) and the degrees of freedom Welch–Satterthwaite's,
+    (n − 1)(sd_a² + sd_b²)² / (sd_a⁴ + sd_b⁴), rounded down as the test rounds them.
+    """
+    for name, sd in (("`sd_a`", sd_a), ("`sd_b`", sd_b)):
+        check_number(sd, name, minimum=0.0)
+    if sd_a == sd_b == 0.0:
+        raise CourseInputError("`sd_a` and `sd_b` are both 0: a test without spread needs no sizing")
+    check_number(effect, "`effect`", minimum=0.0, strict_minimum=True)
+    _check_open_unit(alpha, "`alpha`")
+    check_int(most, "`most`", minimum=2)
+    variance, fourth = sd_a**2 + sd_b**2, sd_a**4 + sd_b**4
+    for n in range(2, most + 1):
+        df = max(1, math.floor((n - 1) * variance**2 / fourth))
+        if t_test_power(effect / math.sqrt(variance / n), df, alpha) >= power:
             return n
     return None

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Sequence
 
 from lessons_lib.errors import CourseInputError
-from lessons_lib.evaluation.sample_size import sd_upper_limit, seeds_for_power
+from lessons_lib.evaluation.sample_size import sd_upper_limit, seeds_for_power, seeds_for_power_welch
 from lessons_lib.translation.analysis import arm_scores, load_runs
 from lessons_lib.translation.results import load_results
 
@@ -104,7 +104,8 @@ def format_pilot(fractions: Sequence[PilotFraction], effect: float, family: int,
                  confidence: float = 0.8, power: float = 0.8) -> str:
     """Per fraction its cost and ``none``'s BLEU, then per arm the differences, their SD, the SD's upper
     ``confidence`` limit, and the seeds a paired t-test at Holm's strictest level ``alpha / family``
-    needs to find ``effect`` BLEU with probability ``power`` at the SD seen and at its upper limit."""
+    needs to find ``effect`` BLEU with probability ``power`` at the SD seen and at its upper limit;
+    with two fractions or more, the same for each arm's difference of gains (scarcest − largest)."""
     level = alpha / family
     lines = [f"seeds needed: paired t at α = {alpha:g}/{family} = {level:.4f} (Holm's first step), power {power:.0%}, "
              f"effect {effect:g} BLEU; SD's upper limit at {confidence:.0%} confidence"]
@@ -123,4 +124,25 @@ def format_pilot(fractions: Sequence[PilotFraction], effect: float, family: int,
             lines.append(f"  {a.arm:<16} − none: {per_seed}; mean {statistics.fmean(a.differences):+.2f}, "
                          f"SD {a.sd:.2f} (upper {upper:.2f}); seeds needed {shown[0]} (at the upper SD {shown[1]}); "
                          f"dev-chosen epochs {list(a.best_epochs)}")
+    lines += _difference_of_gains(fractions, effect, level, confidence, power)
     return "\n".join(lines)
+
+
+def _difference_of_gains(fractions: Sequence[PilotFraction], effect: float, level: float, confidence: float,
+                         power: float) -> list[str]:
+    """Per arm, the seeds per fraction Welch's test of (gain at the scarcest fraction) − (gain at the
+    largest) needs at ``level`` to find ``effect``, at the two SDs seen and at their upper limits."""
+    if len(fractions) < 2:
+        return []
+    scarce, full = fractions[0], fractions[-1]
+    lines = [f"difference of gains, fraction {scarce.fraction:g} − fraction {full.fraction:g} (Welch, seeds per fraction):"]
+    for a in scarce.arms:
+        b = next((b for b in full.arms if b.arm == a.arm), None)
+        if b is None or a.sd is None or b.sd is None:
+            continue
+        uppers = (sd_upper_limit(a.sd, len(a.differences), confidence), sd_upper_limit(b.sd, len(b.differences), confidence))
+        needed = [seeds_for_power_welch(x, y, effect, level, power) if x or y else 2 for x, y in ((a.sd, b.sd), uppers)]
+        shown = ["more than 1000" if n is None else str(n) for n in needed]
+        lines.append(f"  {a.arm:<16}: mean {statistics.fmean(a.differences) - statistics.fmean(b.differences):+.2f}; "
+                     f"seeds needed {shown[0]} (at the upper SDs {shown[1]})")
+    return lines
