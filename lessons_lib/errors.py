@@ -5,26 +5,19 @@
 :class:`CourseInputError` that names the file: the command line shows it as one
 ``error: …`` line instead of a traceback.
 
-:class:`FieldName`, :class:`NamePhrase` and :class:`FieldError` let an error say which field or option it is
-about: the message is built from parts, some of them field names, so that the command
-line can show a field as the flag the user types (:func:`lessons_lib.cli.options.flag_names`)
-without reading the message's text.
+An error about a config field or an option says which one it is: :func:`input_error` builds
+its message from parts, some of them a :class:`FieldName` (or a :class:`NamePhrase` around
+one), and the error keeps those parts, so that the command line can show each field as the
+flag the user types (:func:`lessons_lib.cli.options.flag_names`) without reading the text.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
-from typing import Callable, Iterator
+from typing import Any, Callable, Iterator
 
-__all__ = ["CourseInputError", "FieldName", "NamePhrase", "FieldError", "input_error", "reworded", "file_errors"]
-
-
-class CourseInputError(ValueError):
-    """Bad input: a wrong shape, dtype, argument value, file line or label.
-
-    The message always names the argument, file or line at fault.
-    """
+__all__ = ["CourseInputError", "FieldName", "NamePhrase", "input_error", "reworded", "file_errors"]
 
 
 class FieldName(str):
@@ -43,7 +36,7 @@ class FieldName(str):
         self.field, self.owner = field, owner
         return self
 
-    def __reduce__(self):  # pickled across processes (a worker's error) as its two names
+    def __reduce__(self) -> tuple[Any, ...]:  # pickled (a worker's error) as its two names
         return FieldName, (self.field, self.owner)
 
 
@@ -61,44 +54,44 @@ class NamePhrase(str):
         self.parts = parts
         return self
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[Any, ...]:
         return NamePhrase, self.parts
 
 
-class FieldError(CourseInputError):
-    """Bad input about one or more named fields: the message is its :attr:`parts` joined.
+class CourseInputError(ValueError):
+    """Bad input: a wrong shape, dtype, argument value, file line or label.
 
-    A part is plain text or a :class:`FieldName`; :meth:`renamed` shows the fields another
-    way (the command line's flags) and leaves the text as it is.
+    The message always names the argument, file or line at fault. An error made by
+    :func:`input_error` also keeps the message's :attr:`parts`, among them the
+    :class:`FieldName` of each field it is about (:attr:`fields`).
     """
 
-    def __init__(self, *parts: str) -> None:
-        self.parts = parts
-        super().__init__("".join(parts))
+    parts: tuple[str, ...] = ()
 
-    def __reduce__(self):
-        return FieldError, self.parts
+    @property
+    def fields(self) -> tuple[FieldName, ...]:
+        """The fields the message names, in its order (none for a message given as plain text)."""
+        return tuple(part for part in self.parts if isinstance(part, FieldName))
 
-    def renamed(self, name: Callable[[FieldName], str]) -> FieldError:
-        """The same error with every field shown as ``name(field)`` (a field renamed becomes plain text)."""
-        return FieldError(*(name(part) if isinstance(part, FieldName) else part for part in self.parts))
+    def renamed(self, name: Callable[[FieldName], str]) -> CourseInputError:
+        """The same error with every field shown as ``name(field)``; the rest of the text as it is."""
+        return input_error(*(name(part) if isinstance(part, FieldName) else part for part in self.parts))
 
 
 def input_error(*parts: str) -> CourseInputError:
-    """The error whose message is ``parts`` joined: a :class:`FieldError` when a part is a :class:`FieldName`.
+    """The :class:`CourseInputError` whose message is ``parts`` joined, keeping the parts.
 
-    A :class:`NamePhrase` among the parts counts as its own parts.
+    A :class:`NamePhrase` among them counts as its own parts, so that its field stays one.
     """
     parts = tuple(piece for part in parts for piece in (part.parts if isinstance(part, NamePhrase) else (part,)))
-    if any(isinstance(part, FieldName) for part in parts):
-        return FieldError(*parts)
-    return CourseInputError("".join(parts))
+    error = CourseInputError("".join(parts))
+    error.parts = parts
+    return error
 
 
 def reworded(error: CourseInputError, before: str, after: str = "") -> CourseInputError:
     """``error`` with ``before`` and ``after`` around its message (the file it is about), its fields kept."""
-    parts = error.parts if isinstance(error, FieldError) else (str(error),)
-    return input_error(before, *parts, after)
+    return input_error(before, *(error.parts or (str(error),)), after)
 
 
 @contextlib.contextmanager

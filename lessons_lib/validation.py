@@ -2,9 +2,9 @@
 
 Each helper returns the checked value (so it can be used inline) or raises
 :class:`~lessons_lib.errors.CourseInputError` naming the argument. A name given as a
-:class:`~lessons_lib.errors.FieldName` makes the error a :class:`~lessons_lib.errors.FieldError`
-that knows its field (the command line shows it as the field's flag). ``bool`` is never
-accepted as a number: ``True`` is an ``int`` to Python, but ``epochs=True`` is a mistake.
+:class:`~lessons_lib.errors.FieldName` makes an error that knows its field (the command line
+shows it as the field's flag). ``bool`` is never accepted as a number: ``True`` is an
+``int`` to Python, but ``epochs=True`` is a mistake.
 """
 
 from __future__ import annotations

@@ -23,7 +23,7 @@ import re
 from dataclasses import MISSING, Field, fields
 from typing import Any, Collection, Iterable, Iterator
 
-from lessons_lib.errors import FieldError, FieldName
+from lessons_lib.errors import CourseInputError, FieldName
 
 from lessons_lib.pairs.config import (COMMAND_LINE_DEFAULTS, MODEL_OPTIONS, PRESETS, TRAIN_OPTIONS, PairClassifierConfig,
                                      TrainConfig)
@@ -123,12 +123,15 @@ def _default_help(spec: Field) -> str:
 def flag_names(options: Iterable[str] = ()) -> Iterator[None]:
     """Errors raised inside name the command-line flags (``--d-model``), not the config fields.
 
-    Only a :class:`~lessons_lib.errors.FieldError` is changed: each of its fields that
-    :func:`field_flag` gives a flag shows that flag; the rest of its text stays as it is.
+    Only an error that knows its fields (:attr:`~lessons_lib.errors.CourseInputError.fields`)
+    is changed: each field that :func:`field_flag` gives a flag shows that flag; the rest of its
+    text stays as it is.
     """
     try:
         yield
-    except FieldError as error:
+    except CourseInputError as error:
+        if not error.fields:
+            raise
         names = frozenset(options)
         raise error.renamed(lambda name: field_flag(name, names)) from None
 
