@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from lessons_lib.errors import CourseInputError, FieldName, NamePhrase, input_error
 from lessons_lib.pairs.data import check_train_fraction
 from lessons_lib.pairs.config import PRESETS, PairClassifierConfig, TrainConfig, resolve_recipe
-from lessons_lib.syntax.bucket_sizes import DEFAULT_MAX_DISTANCE, INT8_MAX_DISTANCE
+from lessons_lib.syntax.bucket_sizes import DEFAULT_MAX_DISTANCE, INT8_MAX_DISTANCE, check_bucket_sizes
 from lessons_lib.syntax_bias.registry import (BASELINE, EPOCH_CHOICES, VARIANTS, SyntaxModelOptions, check_bias_options,
                                               options_for)
 from lessons_lib.validation import check_choice, check_int, check_probability, strict_from_dict
@@ -92,7 +92,7 @@ class ExperimentConfig:
         check_int(self.noise_seed, FieldName("noise_seed"), minimum=0)
         check_bias_options(self.bias_options)
         self.syntax_model_options()  # validates them
-        self.scheme()  # validates the bucket options
+        check_bucket_sizes(self.max_distance, self.log_buckets)  # what scheme() checks, without torch
         if self.max_distance > INT8_MAX_DISTANCE:
             raise input_error(FieldName("max_distance"), f" must be ≤ {INT8_MAX_DISTANCE} (bucket ids are kept as int8), "
                                    f"got {self.max_distance}")

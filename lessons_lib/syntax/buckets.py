@@ -50,7 +50,8 @@ import torch
 from lessons_lib.errors import CourseInputError, FieldName, input_error
 from lessons_lib.pairs.encoding import truncate_pair
 from lessons_lib.pairs.vocab import CLS, SEP, Vocabulary
-from lessons_lib.syntax.bucket_sizes import DEFAULT_MAX_DISTANCE, INT8_MAX_DISTANCE  # noqa: F401  (named here too)
+from lessons_lib.syntax import bucket_sizes
+from lessons_lib.syntax.bucket_sizes import DEFAULT_LOG_MAX, DEFAULT_MAX_DISTANCE, INT8_MAX_DISTANCE  # noqa: F401  (named here too)
 from lessons_lib.syntax.distances import batch_tree_distances
 from lessons_lib.syntax.trees import validate_heads
 from lessons_lib.validation import check_choice, check_int
@@ -79,20 +80,14 @@ class BucketScheme:
     max_distance: int = DEFAULT_MAX_DISTANCE
     log_buckets: bool = False
     exact: int | None = None
-    log_max: int = 64
+    log_max: int = DEFAULT_LOG_MAX
 
     def __post_init__(self) -> None:
-        check_int(self.max_distance, FieldName("max_distance"))
-        if self.log_buckets:
-            exact = self.exact_limit
-            if not 1 <= exact < self.max_distance:
-                raise input_error(FieldName("exact"), f" must be in [1, max_distance) for log buckets, got {exact}")
-            if self.log_max <= exact + 1:
-                raise input_error(FieldName("log_max"), f" must exceed exact + 1 = {exact + 1}, got {self.log_max}")
+        bucket_sizes.check_bucket_sizes(self.max_distance, self.log_buckets, self.exact, self.log_max)
 
     @property
     def exact_limit(self) -> int:
-        return self.exact if self.exact is not None else max(1, self.max_distance // 2)
+        return bucket_sizes.exact_limit(self.max_distance, self.exact)
 
     @property
     def same_word(self) -> int:
