@@ -11,6 +11,7 @@ import random
 
 import torch
 
+from lessons_lib.errors import FieldName
 from lessons_lib.validation import check_int
 
 __all__ = ["set_seed", "random_states", "restore_random_states"]
@@ -22,7 +23,7 @@ def set_seed(seed: int) -> torch.Generator:
     Args:
         seed: a non-negative integer.
     """
-    check_int(seed, "`seed`", minimum=0)
+    check_int(seed, FieldName("seed"), minimum=0)
     random.seed(seed)
     try:
         import numpy as np

@@ -1,8 +1,10 @@
 """Input checks shared by the whole package, so that every argument error reads the same.
 
 Each helper returns the checked value (so it can be used inline) or raises
-:class:`~lessons_lib.errors.CourseInputError` naming the argument. ``bool`` is never
-accepted as a number: ``True`` is an ``int`` to Python, but ``epochs=True`` is a mistake.
+:class:`~lessons_lib.errors.CourseInputError` naming the argument. A name given as a
+:class:`~lessons_lib.errors.FieldName` makes an error that knows its field (the command line
+shows it as the field's flag). ``bool`` is never accepted as a number: ``True`` is an
+``int`` to Python, but ``epochs=True`` is a mistake.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from dataclasses import fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, TypeVar
 
-from lessons_lib.errors import CourseInputError, file_errors
+from lessons_lib.errors import CourseInputError, file_errors, input_error
 from lessons_lib.paths import REPO_ROOT
 
 if TYPE_CHECKING:
@@ -36,7 +38,7 @@ def check_int(value: Any, name: str, *, minimum: int | None = 1, maximum: int | 
         kind += f" ≤ {maximum}"
     if (not isinstance(value, int) or isinstance(value, bool) or (minimum is not None and value < minimum)
             or (maximum is not None and value > maximum)):
-        raise CourseInputError(f"{name} must be {kind}, got {value!r}")
+        raise input_error(name, f" must be {kind}, got {value!r}")
     return value
 
 
@@ -49,13 +51,13 @@ def check_number(value: Any, name: str, *, minimum: float | None = None, maximum
         strict_minimum: the value must be greater than ``minimum``, not equal to it.
     """
     if not isinstance(value, (int, float)) or isinstance(value, bool) or math.isnan(value):
-        raise CourseInputError(f"{name} must be a number, got {value!r}")
+        raise input_error(name, f" must be a number, got {value!r}")
     if finite and math.isinf(value):
-        raise CourseInputError(f"{name} must be finite, got {value!r}")
+        raise input_error(name, f" must be finite, got {value!r}")
     if minimum is not None and (value <= minimum if strict_minimum else value < minimum):
-        raise CourseInputError(f"{name} must be {'>' if strict_minimum else '≥'} {minimum}, got {value!r}")
+        raise input_error(name, f" must be {'>' if strict_minimum else '≥'} {minimum}, got {value!r}")
     if maximum is not None and value > maximum:
-        raise CourseInputError(f"{name} must be ≤ {maximum}, got {value!r}")
+        raise input_error(name, f" must be ≤ {maximum}, got {value!r}")
     return float(value)
 
 
@@ -68,7 +70,7 @@ def check_choice(value: T, name: str, options: Iterable[T]) -> T:
     """``value`` if it is one of ``options``."""
     options = tuple(options)
     if value not in options:
-        raise CourseInputError(f"{name} must be one of {', '.join(map(repr, options))}; got {value!r}")
+        raise input_error(name, f" must be one of {', '.join(map(repr, options))}; got {value!r}")
     return value
 
 
@@ -232,7 +234,7 @@ def check_bias(attn_bias: Any, scores_shape: tuple[int, ...]) -> Any:
 def check_divisible(value: int, name: str, divisor: int, divisor_name: str) -> int:
     """``value`` if ``divisor`` divides it (a width split into heads: ``D`` by ``H``)."""
     if value % divisor:
-        raise CourseInputError(f"{name}={value} must be divisible by {divisor_name}={divisor}")
+        raise input_error(name, f"={value} must be divisible by ", divisor_name, f"={divisor}")
     return value
 
 

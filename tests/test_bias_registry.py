@@ -98,6 +98,25 @@ def test_registry_module_does_not_import_torch():
             "print('torch' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "False"
+    # A shipped results file of `lessons experiment`, read and checked: its config too is built without torch.
+    code = ("import sys; from lessons_lib.paths import REPO_ROOT; "
+            "from lessons_lib.ablation.results import is_results_file, load_results; "
+            "path = next(p for p in sorted((REPO_ROOT / 'results').rglob('*.json')) if is_results_file(p)); "
+            "result = load_results(path); print(len(result.runs) > 0, 'torch' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "True False"
+
+
+@pytest.mark.parametrize("sizes", [dict(max_distance=0), dict(max_distance=1, log_buckets=True)])
+def test_an_experiment_refuses_a_bucket_scheme_as_the_scheme_does(sizes):
+    from lessons_lib.ablation.config import ExperimentConfig
+    from lessons_lib.syntax.buckets import BucketScheme
+
+    with pytest.raises(CourseInputError) as by_scheme:
+        BucketScheme(**sizes)
+    with pytest.raises(CourseInputError) as by_config:
+        ExperimentConfig(**sizes)
+    assert str(by_config.value) == str(by_scheme.value)
 
 
 def test_options_dataclasses_are_frozen_and_validated():

@@ -5,10 +5,10 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field, fields, replace
 from typing import TYPE_CHECKING
 
-from lessons_lib.errors import CourseInputError
+from lessons_lib.errors import CourseInputError, FieldName, NamePhrase, input_error
 from lessons_lib.pairs.data import check_train_fraction
 from lessons_lib.pairs.config import PRESETS, PairClassifierConfig, TrainConfig, resolve_recipe
-from lessons_lib.syntax.bucket_sizes import DEFAULT_MAX_DISTANCE, INT8_MAX_DISTANCE
+from lessons_lib.syntax.bucket_sizes import DEFAULT_MAX_DISTANCE, INT8_MAX_DISTANCE, check_bucket_sizes
 from lessons_lib.syntax_bias.registry import (BASELINE, EPOCH_CHOICES, VARIANTS, SyntaxModelOptions, check_bias_options,
                                               options_for)
 from lessons_lib.validation import check_choice, check_int, check_probability, strict_from_dict
@@ -72,31 +72,33 @@ class ExperimentConfig:
 
     def __post_init__(self) -> None:
         if not self.variants or len(set(self.variants)) != len(self.variants):
-            raise CourseInputError(f"`variants` must be a non-empty list without repeats, got {self.variants}")
+            raise input_error(FieldName("variants"), f" must be a non-empty list without repeats, got {self.variants}")
         for name in self.variants:
-            check_choice(name, "each of `variants`", VARIANTS)
+            check_choice(name, NamePhrase("each of ", FieldName("variants")), VARIANTS)
         if not self.seeds or len(set(self.seeds)) != len(self.seeds):
-            raise CourseInputError(f"`seeds` must be a non-empty list without repeats, got {self.seeds}")
+            raise input_error(FieldName("seeds"), f" must be a non-empty list without repeats, got {self.seeds}")
         for seed in self.seeds:
-            check_int(seed, "each of `seeds`", minimum=0)
-        check_choice(self.preset, "`preset`", sorted(PRESETS))
+            check_int(seed, NamePhrase("each of ", FieldName("seeds")), minimum=0)
+        check_choice(self.preset, FieldName("preset"), sorted(PRESETS))
         check_train_fraction(self.train_fraction)
-        check_probability(self.parser_noise, "`parser_noise`")
+        check_probability(self.parser_noise, FieldName("parser_noise"))
         if not isinstance(self.scramble_words, bool):
-            raise CourseInputError(f"`scramble_words` must be true or false, got {self.scramble_words!r}")
+            raise input_error(FieldName("scramble_words"), f" must be true or false, got {self.scramble_words!r}")
         if self.scramble_words and self.parser_noise > 0:
-            raise CourseInputError("`scramble_words` already draws every tree at random: leave `parser_noise` at 0")
-        check_choice(self.epoch_choice, "`epoch_choice`", EPOCH_CHOICES)
-        check_int(self.subset_seed, "`subset_seed`", minimum=0)
-        check_int(self.noise_seed, "`noise_seed`", minimum=0)
+            raise input_error(FieldName("scramble_words"), " already draws every tree at random: leave ", FieldName("parser_noise"),
+                              " at 0")
+        check_choice(self.epoch_choice, FieldName("epoch_choice"), EPOCH_CHOICES)
+        check_int(self.subset_seed, FieldName("subset_seed"), minimum=0)
+        check_int(self.noise_seed, FieldName("noise_seed"), minimum=0)
         check_bias_options(self.bias_options)
         self.syntax_model_options()  # validates them
-        self.scheme()  # validates the bucket options
+        check_bucket_sizes(self.max_distance, self.log_buckets)  # what scheme() checks, without torch
         if self.max_distance > INT8_MAX_DISTANCE:
-            raise CourseInputError(f"`max_distance` must be ≤ {INT8_MAX_DISTANCE} (bucket ids are kept as int8), "
+            raise input_error(FieldName("max_distance"), f" must be ≤ {INT8_MAX_DISTANCE} (bucket ids are kept as int8), "
                                    f"got {self.max_distance}")
         if "seed" in self.train:
-            raise CourseInputError("`seed` does not apply to an experiment: every run takes its seed from `seeds`")
+            raise input_error(FieldName("seed"), " does not apply to an experiment: every run takes its seed from ",
+                              FieldName("seeds"))
         # Resolved once, before any data is read; the vocabulary's size comes with the data.
         self._recipe = resolve_recipe(self.preset, {**self.model, **self.train})
         if self._recipe.model["n_layers"] < 2 and any(v != BASELINE for v in self.variants):

@@ -21,7 +21,7 @@ from functools import partial
 from pathlib import Path
 from typing import Callable, Mapping, Sequence
 
-from lessons_lib.errors import CourseInputError
+from lessons_lib.errors import CourseInputError, FieldName
 from lessons_lib.pairs.config import PairClassifierConfig
 from lessons_lib.pairs.data import (LcqmcData, PairExample, distinct_sentences, examples_sha256,  # subsample: re-exported
                                     subsample)
@@ -269,7 +269,7 @@ def run_experiment(
             asks for more than one must guard its top level with ``if __name__ == "__main__":``
             (a notebook and the command line need nothing).
     """
-    check_int(workers, "`workers`", minimum=1)
+    check_int(workers, FieldName("workers"), minimum=1)
     prepared = _prepare(data, parses, config)
     scheme, vocab = config.scheme(), prepared.vocab
     shared = _Shared(config, data, prepared, work_dir, device, progress)

@@ -22,7 +22,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from lessons_lib.errors import CourseInputError, file_errors
+from lessons_lib.errors import CourseInputError, FieldName, file_errors, input_error, reworded
 from lessons_lib.files import BOOKKEEPING_NAMES
 from lessons_lib.pairs.data import check_pairs_sha256
 from lessons_lib.ablation.config import ExperimentConfig
@@ -105,7 +105,7 @@ class Spread:
 def spread(values: Sequence[float]) -> Spread:
     """The :class:`Spread` of ``values``."""
     if not values:
-        raise CourseInputError("`values` is empty")
+        raise input_error(FieldName("values"), " is empty")
     return Spread(statistics.fmean(values), statistics.stdev(values) if len(values) > 1 else 0.0,
                   min(values), max(values), len(values))
 
@@ -346,7 +346,7 @@ class ExperimentResult:
         try:
             return cls.from_json(data)
         except CourseInputError as error:
-            raise CourseInputError(f"{path}: {error}") from None
+            raise reworded(error, f"{path}: ") from None
 
     def format_table(self) -> str:
         """A plain-text table: per run the accuracies and the exact McNemar test against the

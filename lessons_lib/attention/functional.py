@@ -19,7 +19,7 @@ import math
 
 import torch
 
-from lessons_lib.errors import CourseInputError
+from lessons_lib.errors import CourseInputError, FieldName, input_error
 from lessons_lib.validation import (check_attention_inputs, check_int, check_lengths, check_mask,
                                     check_scores_and_values, check_tensor)
 
@@ -160,8 +160,8 @@ class BilinearScore(torch.nn.Module):
 
     def __init__(self, d_query: int, d_key: int) -> None:
         super().__init__()
-        check_int(d_query, "`d_query`")
-        check_int(d_key, "`d_key`")
+        check_int(d_query, FieldName("d_query"))
+        check_int(d_key, FieldName("d_key"))
         self.d_query, self.d_key = d_query, d_key
         self.key_to_query = torch.nn.Linear(d_key, d_query, bias=False)
 
@@ -182,7 +182,7 @@ class AdditiveScore(torch.nn.Module):
     def __init__(self, d_query: int, d_key: int, d_hidden: int) -> None:
         super().__init__()
         for name, value in (("d_query", d_query), ("d_key", d_key), ("d_hidden", d_hidden)):
-            check_int(value, f"`{name}`")
+            check_int(value, FieldName(name))
         self.d_query, self.d_key = d_query, d_key
         self.query_proj = torch.nn.Linear(d_query, d_hidden, bias=False)
         self.key_proj = torch.nn.Linear(d_key, d_hidden, bias=True)
@@ -214,7 +214,7 @@ def make_scorer(kind: str, d_query: int, d_key: int, d_hidden: int | None = None
         return BilinearScore(d_query, d_key)
     if kind == "additive":
         return AdditiveScore(d_query, d_key, d_hidden or d_query)
-    raise CourseInputError(f"`kind` must be 'dot', 'general' or 'additive', got {kind!r}")
+    raise input_error(FieldName("kind"), f" must be 'dot', 'general' or 'additive', got {kind!r}")
 
 
 def attend(

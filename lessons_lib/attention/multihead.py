@@ -31,7 +31,7 @@ from torch.nn import functional as F
 
 from lessons_lib.attention import IMPLEMENTATIONS
 from lessons_lib.attention.functional import _masked_softmax, _scores
-from lessons_lib.errors import CourseInputError
+from lessons_lib.errors import CourseInputError, FieldName, input_error
 from lessons_lib.validation import check_bias, check_choice, check_divisible, check_int, check_mask
 
 __all__ = [
@@ -46,7 +46,7 @@ __all__ = [
 def split_heads(x: torch.Tensor, n_heads: int) -> torch.Tensor:
     """``(B, L, D)`` → ``(B, H, L, D / H)``: each head sees its own slice of the features."""
     if x.dim() != 3:
-        raise CourseInputError(f"`x` must be (B, L, D), got shape {tuple(x.shape)}")
+        raise input_error(FieldName("x"), f" must be (B, L, D), got shape {tuple(x.shape)}")
     check_divisible(x.shape[-1], "width D", n_heads, "n_heads")
     return _split_heads(x, n_heads)
 
@@ -60,7 +60,7 @@ def _split_heads(x: torch.Tensor, n_heads: int) -> torch.Tensor:
 def merge_heads(x: torch.Tensor) -> torch.Tensor:
     """``(B, H, L, d_head)`` → ``(B, L, H · d_head)``, the inverse of :func:`split_heads`."""
     if x.dim() != 4:
-        raise CourseInputError(f"`x` must be (B, H, L, d_head), got shape {tuple(x.shape)}")
+        raise input_error(FieldName("x"), f" must be (B, H, L, d_head), got shape {tuple(x.shape)}")
     batch, heads, length, d_head = x.shape
     return x.transpose(1, 2).reshape(batch, length, heads * d_head)
 
@@ -87,7 +87,7 @@ def expand_mask(mask: torch.Tensor, batch: int, len_q: int, len_k: int) -> torch
         return mask[:, None, :, :]
     if mask.dim() == 4:
         return mask
-    raise CourseInputError(f"`mask` must have 2, 3 or 4 dimensions, got shape {tuple(mask.shape)}")
+    raise input_error(FieldName("mask"), f" must have 2, 3 or 4 dimensions, got shape {tuple(mask.shape)}")
 
 
 class MultiHeadAttention(nn.Module):
@@ -107,13 +107,13 @@ class MultiHeadAttention(nn.Module):
 
     def __init__(self, d_model: int, n_heads: int, dropout: float = 0.0, implementation: str = "course") -> None:
         super().__init__()
-        check_int(d_model, "`d_model`")
-        check_int(n_heads, "`n_heads`")
-        check_divisible(d_model, "`d_model`", n_heads, "`n_heads`")
+        check_int(d_model, FieldName("d_model"))
+        check_int(n_heads, FieldName("n_heads"))
+        check_divisible(d_model, FieldName("d_model"), n_heads, FieldName("n_heads"))
         self.d_model = d_model
         self.n_heads = n_heads
         self.d_head = d_model // n_heads
-        self.implementation = check_choice(implementation, "`implementation`", IMPLEMENTATIONS)
+        self.implementation = check_choice(implementation, FieldName("implementation"), IMPLEMENTATIONS)
         self.q_proj = nn.Linear(d_model, d_model)
         self.k_proj = nn.Linear(d_model, d_model)
         self.v_proj = nn.Linear(d_model, d_model)
@@ -197,7 +197,7 @@ class MultiHeadAttention(nn.Module):
         """Each of query ``(B, L_q, D)``, key and value ``(B, L_k, D)`` with this module's ``D``, one batch."""
         for name, x in (("query", query), ("key", key), ("value", value)):
             if x.dim() != 3 or x.shape[-1] != self.d_model:
-                raise CourseInputError(f"`{name}` must be (B, L, {self.d_model}), got shape {tuple(x.shape)}")
+                raise input_error(FieldName(name), f" must be (B, L, {self.d_model}), got shape {tuple(x.shape)}")
         if key.shape[:2] != value.shape[:2] or key.shape[0] != query.shape[0]:
             raise CourseInputError(
                 f"batch/length mismatch: query {tuple(query.shape)}, key {tuple(key.shape)}, value {tuple(value.shape)}"
@@ -233,7 +233,7 @@ def load_torch_multihead_weights(ours: MultiHeadAttention, theirs: nn.MultiheadA
     (query rows first, then key, then value) and ``in_proj_bias`` ``(3D,)``.
     """
     if not isinstance(theirs, nn.MultiheadAttention):
-        raise CourseInputError(f"`theirs` must be torch.nn.MultiheadAttention, got {type(theirs).__name__}")
+        raise input_error(FieldName("theirs"), f" must be torch.nn.MultiheadAttention, got {type(theirs).__name__}")
     if theirs.embed_dim != ours.d_model or theirs.num_heads != ours.n_heads:
         raise CourseInputError(
             f"size mismatch: ours has D={ours.d_model}, H={ours.n_heads}; "

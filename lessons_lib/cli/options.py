@@ -4,7 +4,7 @@
   :mod:`lessons_lib.pairs.config` (``--d-model``, ``--epochs``, ``--match-flags`` …);
   :func:`preset_overrides` reads them back as the flat overrides that
   :func:`lessons_lib.pairs.config.resolve_configs` takes, and :func:`flag_names` makes a
-  config's error name the flag.
+  config's error name the flag (:func:`field_flag`).
 - :func:`add_bias_arguments` / :func:`bias_overrides`: one flag per option of the
   syntax-bias variants of :data:`lessons_lib.syntax_bias.registry.VARIANTS`.
 - :func:`add_syntax_model_arguments` / :func:`syntax_model_overrides`: one flag per option
@@ -21,9 +21,9 @@ import contextlib
 import inspect
 import re
 from dataclasses import MISSING, Field, fields
-from typing import Any, Iterable, Iterator
+from typing import Any, Collection, Iterable, Iterator
 
-from lessons_lib.errors import CourseInputError
+from lessons_lib.errors import CourseInputError, FieldName
 
 from lessons_lib.pairs.config import (COMMAND_LINE_DEFAULTS, MODEL_OPTIONS, PRESETS, TRAIN_OPTIONS, PairClassifierConfig,
                                      TrainConfig)
@@ -123,19 +123,30 @@ def _default_help(spec: Field) -> str:
 def flag_names(options: Iterable[str] = ()) -> Iterator[None]:
     """Errors raised inside name the command-line flags (``--d-model``), not the config fields.
 
-    Config fields read ``EncoderConfig.d_model`` (any of the three configs); other options
-    of a command (``options``) read ```train_fraction``` in messages. With ``options`` given,
-    only the config fields among them become flags (a command without ``--d-model`` keeps
-    ``EncoderConfig.d_model``, e.g. when it reads a checkpoint).
+    Only an error that knows its fields (:attr:`~lessons_lib.errors.CourseInputError.fields`)
+    is changed: each field that :func:`field_flag` gives a flag shows that flag; the rest of its
+    text stays as it is.
     """
     try:
         yield
     except CourseInputError as error:
-        names = set(options)
-        text = re.sub(r"\b(?:TrainConfig|EncoderConfig|PairClassifierConfig)\.(\w+)",
-                      lambda m: flag(m.group(1)) if not names or m.group(1) in names else m.group(0), str(error))
-        text = re.sub(r"`(\w+)`", lambda m: flag(m.group(1)) if m.group(1) in names else m.group(0), text)
-        raise CourseInputError(text) from None
+        if not error.fields:
+            raise
+        names = frozenset(options)
+        raise error.renamed(lambda name: field_flag(name, names)) from None
+
+
+def field_flag(name: FieldName, options: Collection[str] = ()) -> str:
+    """How the command line shows the field ``name``: its flag (``--d-model``), or ``name`` itself.
+
+    A field of a config class (``EncoderConfig.d_model``) becomes its flag when the command has
+    that option, or when ``options`` is empty (a command taking every model and training option);
+    an option of a function (```train_fraction```) only when it is among ``options``. A command
+    without ``--d-model`` thus keeps ``EncoderConfig.d_model``, e.g. when it reads a checkpoint.
+    """
+    if name.field in options or (name.owner is not None and not options):
+        return flag(name.field)
+    return name
 
 
 def preset_overrides(args: argparse.Namespace) -> dict[str, Any]:

@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Sequence
 
-from lessons_lib.errors import CourseInputError
+from lessons_lib.errors import CourseInputError, FieldName, input_error
 from lessons_lib.validation import check_divisible, check_int
 
 # Colours by role, the same in every diagram.
@@ -67,7 +67,7 @@ class Diagram:
 
 def _shape(shape: Sequence[int], name: str) -> tuple[int, int]:
     if len(shape) != 2:
-        raise CourseInputError(f"`{name}` must be a 2-D shape (length, width), got {tuple(shape)}")
+        raise input_error(FieldName(name), f" must be a 2-D shape (length, width), got {tuple(shape)}")
     return check_int(shape[0], f"`{name}`[0]"), check_int(shape[1], f"`{name}`[1]")
 
 
@@ -99,10 +99,10 @@ def qkv_flow(query_shape: Sequence[int], key_shape: Sequence[int], value_shape: 
 
 def multihead_split_merge(d_model: int, n_heads: int, length: int = 6) -> Diagram:
     """Multi-head attention on ``(L, D)``: head ``h`` gets features ``h·d … (h+1)·d − 1``, ``d = D / H``."""
-    check_int(d_model, "`d_model`")
-    check_int(n_heads, "`n_heads`")
-    check_int(length, "`length`")
-    check_divisible(d_model, "`d_model`", n_heads, "`n_heads`")
+    check_int(d_model, FieldName("d_model"))
+    check_int(n_heads, FieldName("n_heads"))
+    check_int(length, FieldName("length"))
+    check_divisible(d_model, FieldName("d_model"), n_heads, FieldName("n_heads"))
     d_head = d_model // n_heads
     top = (n_heads - 1) / 2
     nodes = [Node("x", 0, 0, f"X ({length}, {d_model})", "input"),
@@ -124,7 +124,7 @@ def multihead_split_merge(d_model: int, n_heads: int, length: int = 6) -> Diagra
 def encoder_block_steps(norm_first: bool) -> list[str]:
     """The block's steps in order: Post-LN normalises after each residual sum, Pre-LN before each sub-layer."""
     if not isinstance(norm_first, bool):
-        raise CourseInputError(f"`norm_first` must be True or False, got {norm_first!r}")
+        raise input_error(FieldName("norm_first"), f" must be True or False, got {norm_first!r}")
     if norm_first:
         return ["LN₁", "多头自注意力", "⊕ 残差", "LN₂", "逐位置前馈网络", "⊕ 残差"]
     return ["多头自注意力", "⊕ 残差", "LN₁", "逐位置前馈网络", "⊕ 残差", "LN₂"]
@@ -160,8 +160,8 @@ def bias_path(n_buckets: int, per_head: bool = False, learn_scale: bool = False,
         learn_scale: the looked-up bias is multiplied by a learnable scalar α.
         n_heads: heads ``H`` of the attention the bias is added to.
     """
-    check_int(n_buckets, "`n_buckets`")
-    check_int(n_heads, "`n_heads`")
+    check_int(n_buckets, FieldName("n_buckets"))
+    check_int(n_heads, FieldName("n_heads"))
     table = f"偏置表 b\n({n_heads}, {n_buckets})，每头一张" if per_head else f"偏置表 b\n({n_buckets},)，各头共用"
     looked_up = "(B, H, L, L)" if per_head else "(B, 1, L, L)，广播到各头"
     scaled = "α · b[桶号]" if learn_scale else "b[桶号]"

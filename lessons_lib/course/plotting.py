@@ -24,7 +24,7 @@ import torch
 from matplotlib import font_manager
 
 from lessons_lib.course.fonts import BUNDLED_FACE_INDEX, BUNDLED_FONT_NAME, bundled_font_file, cjk_characters, font_subset
-from lessons_lib.errors import CourseInputError
+from lessons_lib.errors import FieldName, input_error
 
 # System fonts with Simplified Chinese glyphs, most preferred first.
 SYSTEM_CJK_FONTS = (
@@ -94,7 +94,7 @@ def setup_cjk_font(prefer_system: bool = True) -> str:
 def _as_2d(weights: torch.Tensor, name: str) -> torch.Tensor:
     weights = torch.as_tensor(weights).detach().cpu()
     if weights.dim() != 2:
-        raise CourseInputError(f"`{name}` must be a 2-D (L_q, L_k) matrix, got shape {tuple(weights.shape)}")
+        raise input_error(FieldName(name), f" must be a 2-D (L_q, L_k) matrix, got shape {tuple(weights.shape)}")
     return weights.float()
 
 
@@ -166,7 +166,7 @@ def attention_heatmap(
     for labels, size, name in ((query_labels, weights.shape[0], "query_labels"),
                                (key_labels, weights.shape[1], "key_labels")):
         if labels is not None and len(labels) != size:
-            raise CourseInputError(f"`{name}` has {len(labels)} labels for {size} positions")
+            raise input_error(FieldName(name), f" has {len(labels)} labels for {size} positions")
     if ax is None:
         _, ax = plt.subplots(figsize=(max(3.0, 0.45 * weights.shape[1] + 1.5),
                                       max(2.5, 0.45 * weights.shape[0] + 1.0)))
@@ -233,15 +233,15 @@ def category_heatmap(
 
     values = _as_2d(values, "values")
     if not torch.equal(values, values.round()):
-        raise CourseInputError("`values` must hold whole numbers (category ids)")
+        raise input_error(FieldName("values"), " must hold whole numbers (category ids)")
     present = sorted({int(v) for v in values.unique()})
     unnamed = [v for v in present if v not in names]
     if unnamed:
-        raise CourseInputError(f"`names` has no name for the id(s) {unnamed} that occur in `values`")
+        raise input_error(FieldName("names"), f" has no name for the id(s) {unnamed} that occur in `values`")
     for labels, size, name in ((query_labels, values.shape[0], "query_labels"),
                                (key_labels, values.shape[1], "key_labels")):
         if labels is not None and len(labels) != size:
-            raise CourseInputError(f"`{name}` has {len(labels)} labels for {size} positions")
+            raise input_error(FieldName(name), f" has {len(labels)} labels for {size} positions")
     shown = [v for v in names if v in present]
     given = dict(colours or {})
     spare = iter(c for c in CATEGORY_COLOURS if c not in given.values())
@@ -397,7 +397,7 @@ def dependency_drawing(doc, *, distance: int = 95, compact: bool = True, drawing
     from spacy import displacy
 
     if not hasattr(doc, "has_annotation") or not doc.has_annotation("DEP"):
-        raise CourseInputError(f"`doc` must be a parsed spaCy Doc, got {type(doc).__name__}")
+        raise input_error(FieldName("doc"), f" must be a parsed spaCy Doc, got {type(doc).__name__}")
     if compact:
         distance = _fitting_distance(doc, distance)
     svg = displacy.render(doc, style="dep", jupyter=False, options={"compact": compact, "distance": distance})

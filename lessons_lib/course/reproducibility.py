@@ -11,6 +11,7 @@ import os
 import torch
 
 from lessons_lib.seeding import set_seed
+from lessons_lib.errors import FieldName
 from lessons_lib.validation import check_int
 
 __all__ = ["DEFAULT_THREADS", "set_seed", "setup_reproducible"]
@@ -33,7 +34,7 @@ def setup_reproducible(seed: int = 0, threads: int = DEFAULT_THREADS, precision:
     Returns:
         A ``torch.Generator`` seeded with ``seed``, for code that wants its own stream.
     """
-    check_int(threads, "`threads`")
+    check_int(threads, FieldName("threads"))
     os.environ.setdefault("PYTHONHASHSEED", str(seed))
     torch.set_num_threads(threads)
     torch.use_deterministic_algorithms(True, warn_only=True)

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping, Sequence
 
-from lessons_lib.errors import CourseInputError
+from lessons_lib.errors import CourseInputError, FieldName, input_error
 from lessons_lib.files import record_written
 from lessons_lib.evaluation.pair_tests import mcnemar_exact
 from lessons_lib.pairs.data import PairExample, char_overlap, check_pairs_sha256
@@ -50,7 +50,7 @@ EVAL_SPLITS = ("dev", "test")
 
 def _require_pairs(examples: Sequence[PairExample], name: str) -> None:
     if len(examples) == 0:
-        raise CourseInputError(f"`{name}` is empty: a baseline needs at least one labelled pair")
+        raise input_error(FieldName(name), " is empty: a baseline needs at least one labelled pair")
 
 
 def majority_label(train: Sequence[PairExample]) -> int:
@@ -133,7 +133,7 @@ class Baselines:
     def read_against(self, split: str, predictions: Sequence[int], model: str = "model") -> str:
         """One line per baseline: the model against it on ``split``, with the exact McNemar test."""
         if split not in EVAL_SPLITS:
-            raise CourseInputError(f"`split` must be one of {EVAL_SPLITS}, got {split!r}")
+            raise input_error(FieldName("split"), f" must be one of {EVAL_SPLITS}, got {split!r}")
         if len(predictions) != len(self.labels[split]):
             raise CourseInputError(f"{len(predictions)} {model} predictions for {len(self.labels[split])} {split} pairs")
         return "\n".join(self._paired_line(split, model, predictions, name) for name in ("majority", "jaccard"))

@@ -22,7 +22,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from lessons_lib.errors import CourseInputError
+from lessons_lib.errors import FieldName, input_error
 from lessons_lib.pairs.data import PairExample
 from lessons_lib.pairs.encoding import ExtrasFn, encoded_length, length_sorted_order, make_batches
 from lessons_lib.evaluation.pair_tests import McNemarResult, mcnemar_exact
@@ -73,7 +73,7 @@ def predict(
     exactly zero weight, so the logits equal those of the given order up to float rounding.
     """
     if len(examples) == 0:
-        raise CourseInputError("`examples` is empty: nothing to evaluate")
+        raise input_error(FieldName("examples"), " is empty: nothing to evaluate")
     order = length_sorted_order([encoded_length(ex, max_len) for ex in examples]) if sort_by_length \
         else list(range(len(examples)))
     was_training = model.training

@@ -41,7 +41,7 @@ from typing import Sequence
 
 import numpy as np
 
-from lessons_lib.errors import CourseInputError
+from lessons_lib.errors import CourseInputError, FieldName, input_error
 from lessons_lib.pairs.data import PairExample
 from lessons_lib.pairs.stats import question_graph
 from lessons_lib.validation import check_int, check_number
@@ -78,8 +78,8 @@ def better(name: str) -> str:
 
 def mcnemar_p_value(only_a: int, only_b: int) -> float:
     """Two-sided exact McNemar p-value: ``min(1, 2 · P[Bin(n, 1/2) ≤ min(only_a, only_b)])``, ``n = only_a + only_b``."""
-    check_int(only_a, "`only_a`", minimum=0)
-    check_int(only_b, "`only_b`", minimum=0)
+    check_int(only_a, FieldName("only_a"), minimum=0)
+    check_int(only_b, FieldName("only_b"), minimum=0)
     n = only_a + only_b
     if n == 0:
         return 1.0
@@ -190,8 +190,8 @@ def smallest_significant_wins(n_discordant: int, alpha: float = 0.05) -> int | N
 
     ``None`` when no split reaches it (with 5 or fewer discordant pairs, even 5/0 gives p = 0.0625).
     """
-    check_int(n_discordant, "`n_discordant`", minimum=0)
-    check_number(alpha, "`alpha`", minimum=0.0, maximum=1.0, strict_minimum=True)
+    check_int(n_discordant, FieldName("n_discordant"), minimum=0)
+    check_number(alpha, FieldName("alpha"), minimum=0.0, maximum=1.0, strict_minimum=True)
     return _critical_wins(n_discordant, alpha)
 
 
@@ -219,9 +219,9 @@ def mcnemar_power(n_pairs: int, discordant_share: float, difference: float, alph
         difference: ``Δ``, the true accuracy difference (variant − baseline), ``0 ≤ Δ ≤ q``.
         alpha: the significance level.
     """
-    check_int(n_pairs, "`n_pairs`")
-    q = check_number(discordant_share, "`discordant_share`", minimum=0.0, maximum=1.0, strict_minimum=True)
-    check_number(difference, "`difference`", minimum=0.0, maximum=q)
+    check_int(n_pairs, FieldName("n_pairs"))
+    q = check_number(discordant_share, FieldName("discordant_share"), minimum=0.0, maximum=1.0, strict_minimum=True)
+    check_number(difference, FieldName("difference"), minimum=0.0, maximum=q)
     win = min(1.0, (1 + difference / q) / 2)
     power = 0.0
     for n_d in _likely_range(n_pairs, q):
@@ -274,9 +274,9 @@ class DetectableDifference:
 def minimal_detectable_difference(n_pairs: int, discordant_share: float, alpha: float = 0.05,
                                   power: float = 0.8) -> DetectableDifference:
     """The smallest accuracy difference the exact McNemar test on ``n_pairs`` detects (see :class:`DetectableDifference`)."""
-    check_int(n_pairs, "`n_pairs`")
-    q = check_number(discordant_share, "`discordant_share`", minimum=0.0, maximum=1.0, strict_minimum=True)
-    check_number(power, "`power`", minimum=0.0, maximum=1.0, strict_minimum=True)
+    check_int(n_pairs, FieldName("n_pairs"))
+    q = check_number(discordant_share, FieldName("discordant_share"), minimum=0.0, maximum=1.0, strict_minimum=True)
+    check_number(power, FieldName("power"), minimum=0.0, maximum=1.0, strict_minimum=True)
     n_d = round(q * n_pairs)
     wins = smallest_significant_wins(n_d, alpha)
     net = None if wins is None else 2 * wins - n_d
@@ -335,7 +335,7 @@ def check_independence(examples: Sequence[PairExample]) -> IndependenceCheck:
         CourseInputError: ``examples`` is empty.
     """
     if len(examples) == 0:
-        raise CourseInputError("`examples` is empty: independence is measured on a split's pairs")
+        raise input_error(FieldName("examples"), " is empty: independence is measured on a split's pairs")
     graph = question_graph(examples)
     holds = (graph.pairs_per_question <= INDEPENDENCE_LIMITS["pairs_per_question"]
              and graph.largest_share <= INDEPENDENCE_LIMITS["largest_component_share"])

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 
-from lessons_lib.errors import CourseInputError
+from lessons_lib.errors import CourseInputError, FieldName
 from lessons_lib.evaluation.seed_tests import t_test_power
 from lessons_lib.validation import check_int, check_number
 
@@ -85,7 +85,7 @@ def sd_upper_limit(sd: float, n: int, confidence: float = 0.8) -> float:
     """The one-sided upper ``confidence`` limit of σ from the SD of ``n`` normal values:
     ``sd · √((n − 1) / q)``, ``q`` the chi-squared (``n − 1`` df) quantile at ``1 − confidence``.
     With 3 seeds and 80 % confidence it is 2.1 times the SD seen."""
-    check_number(sd, "`sd`", minimum=0.0)
+    check_number(sd, FieldName("sd"), minimum=0.0)
     check_int(n, "`n` (values behind the SD)", minimum=2)
     return sd * math.sqrt((n - 1) / chi_square_quantile(1.0 - confidence, n - 1))
 
@@ -98,10 +98,10 @@ def seeds_for_power(sd: float, effect: float, alpha: float, power: float = 0.8, 
     For a family corrected by Holm, pass ``alpha / m``: Holm's first (strictest) step, so each
     contrast keeps that power whatever the others do.
     """
-    check_number(sd, "`sd`", minimum=0.0, strict_minimum=True)
-    check_number(effect, "`effect`", minimum=0.0, strict_minimum=True)
+    check_number(sd, FieldName("sd"), minimum=0.0, strict_minimum=True)
+    check_number(effect, FieldName("effect"), minimum=0.0, strict_minimum=True)
     _check_open_unit(alpha, "`alpha`")
-    check_int(most, "`most`", minimum=2)
+    check_int(most, FieldName("most"), minimum=2)
     for n in range(2, most + 1):
         if t_test_power(effect / (sd / math.sqrt(n)), n - 1, alpha) >= power:
             return n

@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Sequence
 
-from lessons_lib.errors import CourseInputError
+from lessons_lib.errors import CourseInputError, FieldName, input_error
 from lessons_lib.validation import check_int, check_number
 
 __all__ = [
@@ -84,9 +84,9 @@ def _t_cdf_two_sided(t: float, df: int) -> float:
 
 def t_quantile(probability: float, df: int) -> float:
     """The ``probability`` quantile (in (0.5, 1)) of Student's t with ``df`` degrees of freedom."""
-    check_number(probability, "`probability`", minimum=0.5, maximum=1.0, strict_minimum=True)
+    check_number(probability, FieldName("probability"), minimum=0.5, maximum=1.0, strict_minimum=True)
     if probability >= 1.0:
-        raise CourseInputError(f"`probability` must be < 1, got {probability!r}")
+        raise input_error(FieldName("probability"), f" must be < 1, got {probability!r}")
     check_int(df, "`df` (degrees of freedom)")
     target = 2 * probability - 1  # P(|T| < t)
     low, high = 0.0, 1.0
@@ -103,7 +103,7 @@ def t_quantile(probability: float, df: int) -> float:
 def standard_error(values: Sequence[float]) -> float:
     """The standard error of the mean of ``values``: their sample SD / √n (NaN for one value)."""
     if len(values) == 0:
-        raise CourseInputError("`values` is empty")
+        raise input_error(FieldName("values"), " is empty")
     return statistics.stdev(values) / math.sqrt(len(values)) if len(values) > 1 else math.nan
 
 
@@ -233,8 +233,8 @@ def detectable_mean(standard_error: float, df: int, alpha: float = 0.05, power: 
     freedom: SD / √n and n − 1 for a paired t over n seeds; √(s₁²/n₁ + s₂²/n₂) and the rounded-down
     Welch–Satterthwaite degrees of freedom for Welch's test.
     """
-    check_number(standard_error, "`standard_error`", minimum=0.0)
-    check_number(power, "`power`", minimum=alpha, maximum=1.0, strict_minimum=True)
+    check_number(standard_error, FieldName("standard_error"), minimum=0.0)
+    check_number(power, FieldName("power"), minimum=alpha, maximum=1.0, strict_minimum=True)
     check_int(df, "`df` (degrees of freedom)")
     critical = t_quantile(1 - alpha / 2, df)
     low, high = 0.0, 1.0

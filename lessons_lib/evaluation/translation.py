@@ -22,7 +22,7 @@ import random
 from dataclasses import dataclass
 from typing import Sequence
 
-from lessons_lib.errors import CourseInputError
+from lessons_lib.errors import CourseInputError, FieldName, input_error
 from lessons_lib.validation import check_int
 
 __all__ = [
@@ -57,7 +57,7 @@ def _check_pairs(hypotheses: Sequence[str], references: Sequence[str]) -> None:
     for name, texts in (("hypotheses", hypotheses), ("references", references)):
         bad = next((i for i, t in enumerate(texts) if not isinstance(t, str)), None)
         if bad is not None:
-            raise CourseInputError(f"`{name}`[{bad}] must be a string, got {type(texts[bad]).__name__}")
+            raise input_error(FieldName(name), f"[{bad}] must be a string, got {type(texts[bad]).__name__}")
 
 
 def corpus_scores(hypotheses: Sequence[str], references: Sequence[str]) -> CorpusScores:
@@ -156,7 +156,7 @@ def paired_bootstrap(a: Sequence[SentenceStatistics], b: Sequence[SentenceStatis
     """Resample the test sentences (the same draw for both systems) and recompute both BLEUs each time."""
     if len(a) != len(b):
         raise CourseInputError(f"the two systems were scored on {len(a)} and {len(b)} sentences: one test set, please")
-    check_int(resamples, "`resamples`")
+    check_int(resamples, FieldName("resamples"))
     rng = random.Random(seed)
     n = len(a)
     differences = []

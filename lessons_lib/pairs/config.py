@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Mapping
 
-from lessons_lib.errors import CourseInputError
+from lessons_lib.errors import CourseInputError, FieldName, input_error
 from lessons_lib.pairs.vocab import SPECIAL_TOKENS, Vocabulary
 from lessons_lib.transformer.config import EncoderConfig
 from lessons_lib.validation import check_choice, check_int, check_number, check_probability, strict_from_dict
@@ -78,17 +78,17 @@ class TrainConfig:
 
     def __post_init__(self) -> None:
         for name in ("epochs", "batch_size", "eval_batch_size"):
-            check_int(getattr(self, name), f"TrainConfig.{name}")
-        check_int(self.max_len, "TrainConfig.max_len", minimum=5)  # [CLS] a [SEP] b [SEP]
-        check_int(self.seed, "TrainConfig.seed", minimum=0)
-        check_number(self.lr, "TrainConfig.lr", minimum=0.0, strict_minimum=True)
-        check_number(self.weight_decay, "TrainConfig.weight_decay", minimum=0.0)
-        check_number(self.clip_norm, "TrainConfig.clip_norm", minimum=0.0)
-        if not 0.0 <= check_number(self.warmup_ratio, "TrainConfig.warmup_ratio") < 1.0:
-            raise CourseInputError(f"TrainConfig.warmup_ratio must be in [0, 1), got {self.warmup_ratio!r}")
-        check_choice(self.schedule, "TrainConfig.schedule", SCHEDULES)
-        check_choice(self.batching, "TrainConfig.batching", BATCHING)
-        check_probability(self.swap_probability, "TrainConfig.swap_probability")
+            check_int(getattr(self, name), FieldName(name, "TrainConfig"))
+        check_int(self.max_len, FieldName("max_len", "TrainConfig"), minimum=5)  # [CLS] a [SEP] b [SEP]
+        check_int(self.seed, FieldName("seed", "TrainConfig"), minimum=0)
+        check_number(self.lr, FieldName("lr", "TrainConfig"), minimum=0.0, strict_minimum=True)
+        check_number(self.weight_decay, FieldName("weight_decay", "TrainConfig"), minimum=0.0)
+        check_number(self.clip_norm, FieldName("clip_norm", "TrainConfig"), minimum=0.0)
+        if not 0.0 <= check_number(self.warmup_ratio, FieldName("warmup_ratio", "TrainConfig")) < 1.0:
+            raise input_error(FieldName("warmup_ratio", "TrainConfig"), f" must be in [0, 1), got {self.warmup_ratio!r}")
+        check_choice(self.schedule, FieldName("schedule", "TrainConfig"), SCHEDULES)
+        check_choice(self.batching, FieldName("batching", "TrainConfig"), BATCHING)
+        check_probability(self.swap_probability, FieldName("swap_probability", "TrainConfig"))
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -119,8 +119,8 @@ class PairClassifierConfig:
         if isinstance(self.encoder, dict):
             self.encoder = EncoderConfig.from_dict(self.encoder)
         if not isinstance(self.encoder, EncoderConfig):
-            raise CourseInputError(f"PairClassifierConfig.encoder must be an EncoderConfig, got {type(self.encoder).__name__}")
-        check_int(self.n_classes, "PairClassifierConfig.n_classes", minimum=2)
+            raise input_error(FieldName("encoder", "PairClassifierConfig"), f" must be an EncoderConfig, got {type(self.encoder).__name__}")
+        check_int(self.n_classes, FieldName("n_classes", "PairClassifierConfig"), minimum=2)
         segments = 4 if self.match_flags else 2
         if self.encoder.n_segments != segments:
             raise CourseInputError(
@@ -246,7 +246,7 @@ def resolve_recipe(preset: str, overrides: Mapping[str, Any] | None = None) -> R
     model = {**recipe.model, **{k: v for k, v in overrides.items() if k in MODEL_OPTIONS}}
     train = TrainConfig(**{**recipe.train, **{k: v for k, v in overrides.items() if k in TRAIN_OPTIONS}})
     if model.get("pad_id", Vocabulary.pad_id) != Vocabulary.pad_id:
-        raise CourseInputError(f"EncoderConfig.pad_id must be {Vocabulary.pad_id} (the id of [PAD] in the pair "
+        raise input_error(FieldName("pad_id", "EncoderConfig"), f" must be {Vocabulary.pad_id} (the id of [PAD] in the pair "
                                f"vocabulary), got {model['pad_id']}")
     # Checked on the smallest vocabulary a pair classifier has, its special tokens: the size
     # bounds nothing but pad_id, and every vocabulary of the course holds [PAD].
@@ -255,7 +255,7 @@ def resolve_recipe(preset: str, overrides: Mapping[str, Any] | None = None) -> R
         raise CourseInputError(f"max_positions={classifier.encoder.max_positions} is shorter than the "
                                f"training max_len={train.max_len}")
     if classifier.n_classes != 2:
-        raise CourseInputError(f"PairClassifierConfig.n_classes must be 2 (a pair is labelled 0, different meaning, "
+        raise input_error(FieldName("n_classes", "PairClassifierConfig"), f" must be 2 (a pair is labelled 0, different meaning, "
                                f"or 1, same meaning), got {classifier.n_classes}")
     return Recipe(preset, classifier.options(), train)
 

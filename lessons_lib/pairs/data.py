@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping, Sequence, TypeVar
 
-from lessons_lib.errors import CourseInputError, file_errors
+from lessons_lib.errors import CourseInputError, FieldName, file_errors, input_error
 from lessons_lib.validation import check_number
 from lessons_lib.files import atomic_write
 from lessons_lib.paths import LCQMC_ENV_VAR, LCQMC_SAMPLE_DIR
@@ -266,7 +266,7 @@ def find_split_file(data_dir: str | Path, split: str) -> Path:
             more than one (which one was meant is not for the course to guess).
     """
     if split not in SPLITS:
-        raise CourseInputError(f"`split` must be one of {SPLITS}, got {split!r}")
+        raise input_error(FieldName("split"), f" must be one of {SPLITS}, got {split!r}")
     data_dir = Path(data_dir)
     names = [pattern.format(split=split) for pattern in _SPLIT_FILE_PATTERNS]
     found: list[Path] = []
@@ -313,7 +313,7 @@ def resolve_data_dir(data_dir: str | Path | None = None) -> DataSource:
     if data_dir not in (None, ""):
         path = Path(data_dir).expanduser()
         if not path.is_dir():
-            raise CourseInputError(f"`data_dir` is not a directory: {path}")
+            raise input_error(FieldName("data_dir"), f" is not a directory: {path}")
         return DataSource(path, "argument")
     env_value = os.environ.get(LCQMC_ENV_VAR, "")
     if env_value:
@@ -388,8 +388,8 @@ def format_skipped_lines(splits: Sequence[LcqmcSplit]) -> tuple[str, int]:
 def check_train_fraction(fraction: float) -> float:
     """``fraction`` when it is a share of the training split to draw, in (0, 1]; the one check of
     every ``train_fraction`` (an experiment's config checks it before any data is read)."""
-    if not 0.0 < check_number(fraction, "`train_fraction`") <= 1.0:
-        raise CourseInputError(f"`train_fraction` must be in (0, 1], got {fraction!r}")
+    if not 0.0 < check_number(fraction, FieldName("train_fraction")) <= 1.0:
+        raise input_error(FieldName("train_fraction"), f" must be in (0, 1], got {fraction!r}")
     return fraction
 
 

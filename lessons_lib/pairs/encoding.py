@@ -29,7 +29,7 @@ from typing import Callable, Iterator, Sequence, TypeVar
 
 import torch
 
-from lessons_lib.errors import CourseInputError
+from lessons_lib.errors import CourseInputError, FieldName, input_error
 from lessons_lib.validation import check_choice, check_int, check_probability
 from lessons_lib.pairs.config import BATCHING
 from lessons_lib.pairs.data import PairExample
@@ -89,7 +89,7 @@ def encode_pair(vocab: Vocabulary, text_a: str, text_b: str, max_len: int = 64) 
     ids_a, ids_b = vocab.encode(text_a), vocab.encode(text_b)
     if not ids_a or not ids_b:
         which = "text_a" if not ids_a else "text_b"
-        raise CourseInputError(f"`{which}` has no characters to encode: {text_a!r} / {text_b!r}")
+        raise input_error(FieldName(which), f" has no characters to encode: {text_a!r} / {text_b!r}")
     ids_a, ids_b = truncate_pair(ids_a, ids_b, max_len - 3)
     token_ids = (vocab.cls_id, *ids_a, vocab.sep_id, *ids_b, vocab.sep_id)
     segment_ids = (0,) * (len(ids_a) + 2) + (1,) * (len(ids_b) + 1)
@@ -140,7 +140,7 @@ class PairBatch:
 def collate_pairs(encoded: Sequence[EncodedPair], labels: Sequence[int] | None = None, pad_id: int = 0) -> PairBatch:
     """Pad encoded pairs to the longest one and stack them into a :class:`PairBatch`."""
     if len(encoded) == 0:
-        raise CourseInputError("`encoded` is empty: a batch needs at least one pair")
+        raise input_error(FieldName("encoded"), " is empty: a batch needs at least one pair")
     if labels is not None and len(labels) != len(encoded):
         raise CourseInputError(f"{len(labels)} labels for {len(encoded)} pairs")
     longest = max(len(pair) for pair in encoded)
@@ -195,8 +195,8 @@ def batch_indices(lengths: Sequence[int], batch_size: int, *, shuffle: bool = Fa
         lengths: ``(N,)`` each pair's padded length (see :func:`encoded_length`).
         batch_size: pairs per batch; only the last batch may be smaller.
     """
-    check_int(batch_size, "`batch_size`")
-    check_choice(batching, "`batching`", BATCHING)
+    check_int(batch_size, FieldName("batch_size"))
+    check_choice(batching, FieldName("batching"), BATCHING)
     rng = rng if rng is not None else random.Random(seed)
     order = list(range(len(lengths)))
     if shuffle:
@@ -247,8 +247,8 @@ def make_batches(
         batching: ``"plain"`` or ``"bucketed"`` (pairs of similar length share a batch; see
             :func:`batch_indices`); plain batches are what the lessons train on.
     """
-    check_int(batch_size, "`batch_size`")
-    check_probability(swap_probability, "`swap_probability`")
+    check_int(batch_size, FieldName("batch_size"))
+    check_probability(swap_probability, FieldName("swap_probability"))
     rng = random.Random(seed)
     # Only bucketed batches read the lengths: the plain order does not measure every pair.
     lengths = [encoded_length(ex, max_len) for ex in examples] if batching == "bucketed" else [0] * len(examples)

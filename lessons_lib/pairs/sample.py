@@ -59,7 +59,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Mapping, NoReturn
 
-from lessons_lib.errors import CourseInputError, file_errors
+from lessons_lib.errors import CourseInputError, file_errors, reworded
 from lessons_lib.files import atomic_write_many, folder_lock, record_many
 from lessons_lib.pairs.data import SPLITS, PairExample, char_overlap
 from lessons_lib.pairs.stats import (JACCARD_BINS, LCQMC_KINDS, LCQMC_MEASURED, SplitStatistics,
@@ -792,7 +792,7 @@ def build_sample(source: str | Path = SOURCE_FILE, out_dir: str | Path = LCQMC_S
         drawn = {split: _draw_eval(drawer, taken, split, recipe) for split in EVAL_SPLITS}
         drawn["train"] = _draw_train(drawer, drawn, taken, recipe)
     except CourseInputError as error:
-        raise CourseInputError(f"{source}: {error}") from None
+        raise reworded(error, f"{source}: ") from None
     splits: dict[str, list[PairExample]] = {}
     for offset, split in enumerate(SPLITS):  # one generator per split: resizing one never moves another
         splits[split] = _ordered_examples(drawn[split].positives, drawn[split].negatives,

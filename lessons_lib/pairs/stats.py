@@ -39,7 +39,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
-from lessons_lib.errors import CourseInputError
+from lessons_lib.errors import CourseInputError, FieldName, input_error
 from lessons_lib.pairs.data import SPLITS, PairExample, char_overlap, load_lcqmc
 
 __all__ = [
@@ -191,7 +191,7 @@ def near_duplicates(examples: Sequence[PairExample], min_overlap: float = NEAR_D
         CourseInputError: ``min_overlap`` outside (0, 1].
     """
     if not 0 < min_overlap <= 1:
-        raise CourseInputError(f"`min_overlap` must lie in (0, 1], got {min_overlap!r}")
+        raise input_error(FieldName("min_overlap"), f" must lie in (0, 1], got {min_overlap!r}")
     questions = [(index, text, set(text)) for index, e in enumerate(examples) for text in (e.text_a, e.text_b)]
     questions.sort(key=lambda q: len(q[2]))
     links: list[tuple[str, str]] = []

@@ -19,7 +19,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Iterable, Sequence
 
-from lessons_lib.errors import CourseInputError, file_errors
+from lessons_lib.errors import CourseInputError, FieldName, file_errors, input_error, reworded
 from lessons_lib.files import atomic_write
 from lessons_lib.validation import check_int
 
@@ -33,7 +33,7 @@ _FORMAT = "lessons-char-vocab/1"
 def tokenize_chars(text: str) -> list[str]:
     """The characters of ``text``, whitespace left out."""
     if not isinstance(text, str):
-        raise CourseInputError(f"`text` must be a str, got {type(text).__name__}")
+        raise input_error(FieldName("text"), f" must be a str, got {type(text).__name__}")
     return [ch for ch in text if not ch.isspace()]
 
 
@@ -58,7 +58,7 @@ class Vocabulary:
     @classmethod
     def build(cls, texts: Iterable[str], min_freq: int = 1) -> "Vocabulary":
         """Count the characters of ``texts`` (the training sentences) and keep those seen ``min_freq`` times."""
-        check_int(min_freq, "`min_freq`")
+        check_int(min_freq, FieldName("min_freq"))
         counts: Counter[str] = Counter()
         for text in texts:
             counts.update(tokenize_chars(text))
@@ -124,7 +124,7 @@ class Vocabulary:
         try:
             vocab = cls(data["tokens"])
         except CourseInputError as error:
-            raise CourseInputError(f"{where}: {error}") from None
+            raise reworded(error, f"{where}: ") from None
         if data.get("fingerprint") not in (None, vocab.fingerprint()):
             raise CourseInputError(f"{where}: its token list does not match its recorded fingerprint (edited by hand?)")
         return vocab

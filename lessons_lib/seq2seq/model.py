@@ -24,7 +24,7 @@ from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 from lessons_lib.attention.functional import attend, make_scorer
-from lessons_lib.errors import CourseInputError
+from lessons_lib.errors import CourseInputError, FieldName, input_error
 from lessons_lib.validation import check_int
 
 __all__ = ["Seq2SeqConfig", "GRUEncoder", "AttentionDecoder", "Seq2Seq"]
@@ -147,9 +147,9 @@ class Seq2Seq(nn.Module):
 
     def _start(self, src: torch.Tensor, lengths: torch.Tensor):
         if src.dim() != 2 or src.dtype != torch.long:
-            raise CourseInputError(f"`src` must be a (B, S) long tensor, got shape {tuple(src.shape)}, dtype {src.dtype}")
+            raise input_error(FieldName("src"), f" must be a (B, S) long tensor, got shape {tuple(src.shape)}, dtype {src.dtype}")
         if lengths.shape != (src.shape[0],) or int(lengths.min()) < 1 or int(lengths.max()) > src.shape[1]:
-            raise CourseInputError(f"`lengths` must be (B,) with values in [1, {src.shape[1]}], got {lengths.tolist()}")
+            raise input_error(FieldName("lengths"), f" must be (B,) with values in [1, {src.shape[1]}], got {lengths.tolist()}")
         enc_states, summary = self.encoder(src, lengths)
         src_mask = torch.arange(src.shape[1], device=src.device)[None, :] < lengths[:, None]
         context = enc_states.new_zeros(src.shape[0], self.config.d_enc)

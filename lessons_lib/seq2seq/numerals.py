@@ -13,7 +13,7 @@ from typing import Iterable, Sequence
 
 import torch
 
-from lessons_lib.errors import CourseInputError
+from lessons_lib.errors import CourseInputError, FieldName, input_error
 from lessons_lib.validation import check_int
 
 __all__ = [
@@ -54,7 +54,7 @@ def chinese_numeral(n: int) -> str:
     start (``15`` → ``十五``) but ``一十`` inside (``115`` → ``一百一十五``); always ``二``,
     never the colloquial ``两``.
     """
-    check_int(n, "`n`", minimum=0, maximum=MAX_NUMERAL)
+    check_int(n, FieldName("n"), minimum=0, maximum=MAX_NUMERAL)
     if n == 0:
         return DIGITS[0]
     groups = [n // 10 ** (4 * i) % 10**4 for i in range(3)]  # low to high
@@ -89,7 +89,7 @@ class SymbolTable:
     def __init__(self, chars: Iterable[str]) -> None:
         chars = list(chars)
         if len(set(chars)) != len(chars) or any(len(c) != 1 for c in chars):
-            raise CourseInputError(f"`chars` must be distinct single characters, got {chars!r}")
+            raise input_error(FieldName("chars"), f" must be distinct single characters, got {chars!r}")
         self.itos = [self.PAD, self.BOS, self.EOS, *chars]
         self.stoi = {token: index for index, token in enumerate(self.itos)}
 
@@ -117,7 +117,7 @@ class SymbolTable:
     def batch(self, texts: Sequence[str], bos: bool = False, eos: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
         """Padded ids ``(B, L)`` long and their lengths ``(B,)`` long."""
         if not texts:
-            raise CourseInputError("`texts` is empty")
+            raise input_error(FieldName("texts"), " is empty")
         rows = [self.encode(t, bos, eos) for t in texts]
         lengths = torch.tensor([len(r) for r in rows])
         ids = torch.full((len(rows), int(lengths.max())), self.pad_id, dtype=torch.long)
@@ -149,13 +149,13 @@ def numeral_split(n_train: int, n_test: int, max_value: int = 99_999, seed: int 
         A :class:`NumeralSplit` with the vocabularies of both sides.
     """
     for name, value in (("n_train", n_train), ("n_test", n_test), ("max_value", max_value)):
-        check_int(value, f"`{name}`")
+        check_int(value, FieldName(name))
     if n_train + n_test > max_value + 1:
         raise CourseInputError(
             f"n_train + n_test = {n_train + n_test} distinct numbers do not fit in [0, {max_value}]"
         )
     if max_value > MAX_NUMERAL:
-        raise CourseInputError(f"`max_value` must be at most {MAX_NUMERAL}, got {max_value}")
+        raise input_error(FieldName("max_value"), f" must be at most {MAX_NUMERAL}, got {max_value}")
     numbers = random.Random(seed).sample(range(max_value + 1), n_train + n_test)
     pairs = [(chinese_numeral(n), str(n)) for n in numbers]
     source_chars = sorted({c for text, _ in pairs for c in text}, key=_numeral_char_order)

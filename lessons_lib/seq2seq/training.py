@@ -18,7 +18,7 @@ from typing import Sequence
 import torch
 from torch import nn
 
-from lessons_lib.errors import CourseInputError
+from lessons_lib.errors import FieldName, input_error
 from lessons_lib.seq2seq.model import Seq2Seq, Seq2SeqConfig
 from lessons_lib.validation import check_int, check_number
 
@@ -61,10 +61,10 @@ def train_seq2seq(
         A :class:`Seq2SeqHistory` with one loss and one gradient norm per step.
     """
     if not pairs:
-        raise CourseInputError("`pairs` is empty")
-    check_int(steps, "`steps`")
-    check_int(batch_size, "`batch_size`")
-    check_number(clip, "`clip`", minimum=0.0, strict_minimum=True)
+        raise input_error(FieldName("pairs"), " is empty")
+    check_int(steps, FieldName("steps"))
+    check_int(batch_size, FieldName("batch_size"))
+    check_number(clip, FieldName("clip"), minimum=0.0, strict_minimum=True)
     # fused: the same bits on every x86-64 CPU (see training.trainer.build_optimizer)
     optimiser = torch.optim.Adam(model.parameters(), lr=lr, fused=True)
     loss_fn = nn.CrossEntropyLoss(ignore_index=target_vocab.pad_id)
@@ -91,7 +91,7 @@ def train_seq2seq(
 def exact_match(model: Seq2Seq, pairs: list[tuple[str, str]], source_vocab, target_vocab, batch_size: int = 512) -> float:
     """Fraction of ``pairs`` whose greedy output equals the target string exactly."""
     if not pairs:
-        raise CourseInputError("`pairs` is empty")
+        raise input_error(FieldName("pairs"), " is empty")
     max_steps = max(len(t) for _, t in pairs) + 1
     device = next(model.parameters()).device
     correct = 0
@@ -182,9 +182,9 @@ def compare_seed_groups(a: Sequence[float], b: Sequence[float]) -> SeedCompariso
     groups = [[float(x) for x in group] for group in (a, b)]
     for name, group in zip("ab", groups):
         if len(group) < 2:
-            raise CourseInputError(f"`{name}` needs at least 2 scores (one per seed), got {len(group)}")
+            raise input_error(FieldName(name), f" needs at least 2 scores (one per seed), got {len(group)}")
         if not all(math.isfinite(x) for x in group):
-            raise CourseInputError(f"`{name}` holds a score that is not finite: {group}")
+            raise input_error(FieldName(name), f" holds a score that is not finite: {group}")
     first, second = groups
 
     def mean(values: Sequence[float]) -> float:

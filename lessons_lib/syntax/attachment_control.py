@@ -38,7 +38,7 @@ from typing import Sequence
 
 import torch
 
-from lessons_lib.errors import CourseInputError
+from lessons_lib.errors import CourseInputError, FieldName
 from lessons_lib.pairs.data import DataSource, LcqmcData, LcqmcSplit, PairExample
 from lessons_lib.syntax.buckets import DEFAULT_SCHEME, BucketScheme, char_word_index
 from lessons_lib.syntax.distances import tree_distances
@@ -82,7 +82,7 @@ def phrase_tree(verb: str, noun1: str, noun2: str, reading: int) -> tuple[list[s
     Heads index the four words; ``-1`` marks the phrase's head (the subject of the frame's
     predicate): N2 in reading 0, V in reading 1.
     """
-    check_choice(reading, "`reading`", tuple(READINGS))
+    check_choice(reading, FieldName("reading"), tuple(READINGS))
     words = [verb, noun1, "的", noun2]
     if reading == 0:  # [V N1]的 N2: V modifies N2, N1 is V's object, 的 marks the clause
         return words, [3, 0, 0, -1], ["acl:relcl", "obj", "mark:rel", "nsubj"]
@@ -117,7 +117,7 @@ def _frame_sentence(frame_index: int, words: Sequence[str], heads: Sequence[int]
 
 def ambiguous_question(verb: str, noun1: str, noun2: str, reading: int, frame: int = 0) -> Parse:
     """Sentence A: ``V N1 的 N2`` in question frame ``frame`` (0–11), with the tree of ``reading``."""
-    check_int(frame, "`frame`", minimum=0, maximum=len(FRAMES) - 1)
+    check_int(frame, FieldName("frame"), minimum=0, maximum=len(FRAMES) - 1)
     return _frame_sentence(frame, *phrase_tree(verb, noun1, noun2, reading))
 
 
@@ -146,7 +146,7 @@ class ControlTask:
     seed: int
 
     def split(self, name: str) -> list[PairExample]:
-        check_choice(name, "`split`", ("train", "dev", "test"))
+        check_choice(name, FieldName("split"), ("train", "dev", "test"))
         return getattr(self, name)
 
     def as_data(self) -> LcqmcData:
@@ -170,9 +170,9 @@ def make_attachment_control(n_train: int = 1500, n_dev: int = 300, n_test: int =
         n_train, n_dev, n_test: pairs per split (each ≥ 1).
         seed: the generation seed (phrase split, frames, readings).
     """
-    sizes = {"train": check_int(n_train, "`n_train`"), "dev": check_int(n_dev, "`n_dev`"),
-             "test": check_int(n_test, "`n_test`")}
-    check_int(seed, "`seed`", minimum=0)
+    sizes = {"train": check_int(n_train, FieldName("n_train")), "dev": check_int(n_dev, FieldName("n_dev")),
+             "test": check_int(n_test, FieldName("n_test"))}
+    check_int(seed, FieldName("seed"), minimum=0)
     rng = random.Random(f"attachment:{seed}")
     parses: dict[str, Parse] = {}
     readings: dict[str, int] = {}

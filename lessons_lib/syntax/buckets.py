@@ -47,10 +47,11 @@ from typing import Sequence
 
 import torch
 
-from lessons_lib.errors import CourseInputError
+from lessons_lib.errors import CourseInputError, FieldName, input_error
 from lessons_lib.pairs.encoding import truncate_pair
 from lessons_lib.pairs.vocab import CLS, SEP, Vocabulary
-from lessons_lib.syntax.bucket_sizes import DEFAULT_MAX_DISTANCE, INT8_MAX_DISTANCE  # noqa: F401  (named here too)
+from lessons_lib.syntax import bucket_sizes
+from lessons_lib.syntax.bucket_sizes import DEFAULT_LOG_MAX, DEFAULT_MAX_DISTANCE, INT8_MAX_DISTANCE  # noqa: F401  (named here too)
 from lessons_lib.syntax.distances import batch_tree_distances
 from lessons_lib.syntax.trees import validate_heads
 from lessons_lib.validation import check_choice, check_int
@@ -79,20 +80,14 @@ class BucketScheme:
     max_distance: int = DEFAULT_MAX_DISTANCE
     log_buckets: bool = False
     exact: int | None = None
-    log_max: int = 64
+    log_max: int = DEFAULT_LOG_MAX
 
     def __post_init__(self) -> None:
-        check_int(self.max_distance, "`max_distance`")
-        if self.log_buckets:
-            exact = self.exact_limit
-            if not 1 <= exact < self.max_distance:
-                raise CourseInputError(f"`exact` must be in [1, max_distance) for log buckets, got {exact}")
-            if self.log_max <= exact + 1:
-                raise CourseInputError(f"`log_max` must exceed exact + 1 = {exact + 1}, got {self.log_max}")
+        bucket_sizes.check_bucket_sizes(self.max_distance, self.log_buckets, self.exact, self.log_max)
 
     @property
     def exact_limit(self) -> int:
-        return self.exact if self.exact is not None else max(1, self.max_distance // 2)
+        return bucket_sizes.exact_limit(self.max_distance, self.exact)
 
     @property
     def same_word(self) -> int:
@@ -154,7 +149,7 @@ class BucketScheme:
 
     def position_names(self, unit: str = "char") -> tuple[str, ...]:
         """Labels of the same ids read as relative-position buckets (``"same position"``, ``"|i−j|=1"``, …)."""
-        check_choice(unit, "`unit`", POSITION_UNITS)
+        check_choice(unit, FieldName("unit"), POSITION_UNITS)
         labels = ["same position" if unit == "char" else "same word"]
         for low, high in self.distance_bounds():
             span = f"={low}" if high == low else (f"≥{low}" if high is None else f"={low}-{high}")
@@ -164,7 +159,7 @@ class BucketScheme:
     def index(self, kind: str) -> list[int]:
         """Bucket ids of one kind, in id order."""
         if kind not in BUCKET_KINDS:
-            raise CourseInputError(f"`kind` must be one of {BUCKET_KINDS}, got {kind!r}")
+            raise input_error(FieldName("kind"), f" must be one of {BUCKET_KINDS}, got {kind!r}")
         return [b for b, k in enumerate(self.kinds) if k == kind]
 
 
@@ -184,7 +179,7 @@ def char_word_index(words: Sequence[str]) -> list[int]:
     for w, word in enumerate(words):
         chars = [ch for ch in word if not ch.isspace()]
         if not chars:
-            raise CourseInputError(f"`words`[{w}] = {word!r} has no characters (whitespace tokens are not words)")
+            raise input_error(FieldName("words"), f"[{w}] = {word!r} has no characters (whitespace tokens are not words)")
         out.extend([w] * len(chars))
     return out
 
@@ -224,7 +219,7 @@ def batch_pair_distance_buckets(
         ``(B, L, L)`` long bucket ids (see the module docstring), ``-1`` at padding.
     """
     if len(pairs) == 0:
-        raise CourseInputError("`pairs` is empty")
+        raise input_error(FieldName("pairs"), " is empty")
     if max_len is not None:
         _check_max_len(max_len)
     heads, kept = _checked_pairs(pairs, max_len)
@@ -232,7 +227,7 @@ def batch_pair_distance_buckets(
     longest = max(len(a) + len(b) + 3 for a, b in kept)
     L = longest if pad_to is None else pad_to
     if L < longest:
-        raise CourseInputError(f"`pad_to`={pad_to} is shorter than the longest pair ({longest} positions)")
+        raise input_error(FieldName("pad_to"), f"={pad_to} is shorter than the longest pair ({longest} positions)")
     part, word = _position_parts(kept, L)
     # Word distance for every same-sentence position pair: gather from that sentence's matrix.
     sentence = 2 * torch.arange(len(pairs))[:, None] + part.clamp(min=0)  # (B, L) index into word_dist
@@ -245,11 +240,11 @@ def _checked_pairs(pairs: Sequence, max_len: int | None) -> tuple[list[list[int]
     heads_out, kept = [], []
     for b, pair in enumerate(pairs):
         if len(pair) != 4:
-            raise CourseInputError(f"`pairs`[{b}] must be (words_a, heads_a, words_b, heads_b), got {len(pair)} items")
+            raise input_error(FieldName("pairs"), f"[{b}] must be (words_a, heads_a, words_b, heads_b), got {len(pair)} items")
         words_a, heads_a, words_b, heads_b = pair
         for side, words, heads in (("a", words_a, heads_a), ("b", words_b, heads_b)):
             if len(words) != len(heads):
-                raise CourseInputError(f"`pairs`[{b}] sentence {side}: {len(words)} words but {len(heads)} heads")
+                raise input_error(FieldName("pairs"), f"[{b}] sentence {side}: {len(words)} words but {len(heads)} heads")
             validate_heads(heads, name=f"`pairs`[{b}] sentence {side}")
         idx_a, idx_b = char_word_index(words_a), char_word_index(words_b)
         if max_len is not None:
@@ -312,7 +307,7 @@ def layout_buckets(
         (or a predictor) must give the id.
     """
     if token_ids.dim() != 2 or segment_ids.shape != token_ids.shape or key_mask.shape != token_ids.shape:
-        raise CourseInputError(f"`token_ids`, `segment_ids` and `key_mask` must all be (B, L); got "
+        raise input_error(FieldName("token_ids"), f", `segment_ids` and `key_mask` must all be (B, L); got "
                                f"{tuple(token_ids.shape)}, {tuple(segment_ids.shape)}, {tuple(key_mask.shape)}")
     special = (token_ids == Vocabulary.cls_id) | (token_ids == Vocabulary.sep_id)
     part = torch.where(key_mask, torch.where(special, torch.tensor(-1), segment_ids), torch.tensor(-2))
@@ -367,15 +362,15 @@ def batch_pair_position_buckets(
     Returns:
         ``(B, L, L)`` long bucket ids, ``-1`` at padding.
     """
-    check_choice(unit, "`unit`", POSITION_UNITS)
+    check_choice(unit, FieldName("unit"), POSITION_UNITS)
     if len(pairs) == 0:
-        raise CourseInputError("`pairs` is empty")
+        raise input_error(FieldName("pairs"), " is empty")
     if max_len is not None:
         _check_max_len(max_len)
     kept = []
     for b, pair in enumerate(pairs):
         if len(pair) != 2:
-            raise CourseInputError(f"`pairs`[{b}] must be (words_a, words_b), got {len(pair)} items")
+            raise input_error(FieldName("pairs"), f"[{b}] must be (words_a, words_b), got {len(pair)} items")
         idx_a, idx_b = (_position_index(words, unit) for words in pair)
         if max_len is not None:
             idx_a, idx_b = truncate_pair(idx_a, idx_b, max_len - 3)
@@ -383,7 +378,7 @@ def batch_pair_position_buckets(
     longest = max(len(a) + len(b) + 3 for a, b in kept)
     L = longest if pad_to is None else pad_to
     if L < longest:
-        raise CourseInputError(f"`pad_to`={pad_to} is shorter than the longest pair ({longest} positions)")
+        raise input_error(FieldName("pad_to"), f"={pad_to} is shorter than the longest pair ({longest} positions)")
     part, position = _position_parts(kept, L)
     distance = (position[:, :, None] - position[:, None, :]).abs()  # meaningful within a sentence only
     return _mark_other_kinds(scheme.bucket(distance), part, scheme)
@@ -406,20 +401,20 @@ def batch_sentence_distance_buckets(
         ``(B, L, L)`` long bucket ids, ``-1`` where either position is padding.
     """
     if len(sentences) == 0:
-        raise CourseInputError("`sentences` is empty")
+        raise input_error(FieldName("sentences"), " is empty")
     heads, kept = [], []
     for b, sentence in enumerate(sentences):
         if len(sentence) != 2:
-            raise CourseInputError(f"`sentences`[{b}] must be (words, heads), got {len(sentence)} items")
+            raise input_error(FieldName("sentences"), f"[{b}] must be (words, heads), got {len(sentence)} items")
         words, sentence_heads = sentence
         if len(words) != len(sentence_heads):
-            raise CourseInputError(f"`sentences`[{b}]: {len(words)} words but {len(sentence_heads)} heads")
+            raise input_error(FieldName("sentences"), f"[{b}]: {len(words)} words but {len(sentence_heads)} heads")
         heads.append(validate_heads(sentence_heads, name=f"`sentences`[{b}]"))
         kept.append(char_word_index(words))
     longest = max(len(index) for index in kept)
     L = longest if pad_to is None else pad_to
     if L < longest:
-        raise CourseInputError(f"`pad_to`={pad_to} is shorter than the longest sentence ({longest} characters)")
+        raise input_error(FieldName("pad_to"), f"={pad_to} is shorter than the longest sentence ({longest} characters)")
     word_dist = batch_tree_distances(heads)  # (B, W, W)
     word = torch.zeros((len(kept), L), dtype=torch.long)
     real = torch.zeros((len(kept), L), dtype=torch.bool)

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Callable, Iterable, Iterator, Sequence
 
 from lessons_lib import paths
-from lessons_lib.errors import CourseInputError, file_errors
+from lessons_lib.errors import CourseInputError, FieldName, file_errors, input_error
 from lessons_lib.validation import check_int, check_not_a_file
 from lessons_lib.syntax.parser import Parse, check_texts, doc_to_parse
 
@@ -75,7 +75,7 @@ class ParseCache:
 
     def __init__(self, directory: str | os.PathLike, parser_name: str, parser_version: str) -> None:
         if not parser_name or not parser_version:
-            raise CourseInputError("`parser_name` and `parser_version` must be non-empty")
+            raise input_error(FieldName("parser_name"), " and `parser_version` must be non-empty")
         self.directory = check_not_a_file(directory, "parse cache folder")
         self.path = self.directory / CACHE_FILE
         self.parser_name = parser_name
@@ -217,8 +217,8 @@ def parse_with_cache(
         ``(parses, stats)``: one :class:`Parse` per input text, in order.
     """
     texts = check_texts(texts)
-    check_int(batch_size, "`batch_size`")
-    check_int(n_process, "`n_process`")
+    check_int(batch_size, FieldName("batch_size"))
+    check_int(n_process, FieldName("n_process"))
     distinct = list(dict.fromkeys(texts))
     found = cache.get_many(distinct)
     stats = CacheStats(requested=len(texts), distinct=len(distinct), hits=len(found))

@@ -33,7 +33,7 @@ from typing import Sequence
 import numpy
 import torch
 
-from lessons_lib.errors import CourseInputError
+from lessons_lib.errors import FieldName, input_error
 from lessons_lib.syntax.trees import ROOT_HEAD, depths, validate_heads
 
 PAD_DISTANCE = -1
@@ -85,7 +85,7 @@ def pad_heads(heads_batch: Sequence[Sequence[int]], validate: bool = True) -> tu
         positions hold -1 and are ignored via ``lengths``), lengths ``(B,)`` long.
     """
     if len(heads_batch) == 0:
-        raise CourseInputError("`heads_batch` is empty")
+        raise input_error(FieldName("heads_batch"), " is empty")
     if validate:
         heads_batch = [validate_heads(h, name=f"`heads_batch`[{b}]") for b, h in enumerate(heads_batch)]
     # Flatten once (numpy.fromiter reads Python ints fast) and scatter into the padded
@@ -122,7 +122,7 @@ def ancestor_matrix(heads: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
         A.scatter_(2, current.unsqueeze(-1), True)
         current = parent.gather(1, current)
     else:
-        raise CourseInputError("`heads` contain a cycle: walking up never reached the root")
+        raise input_error(FieldName("heads"), " contain a cycle: walking up never reached the root")
     return A[:, :, :N]
 
 
@@ -145,7 +145,7 @@ def batch_tree_distances(
     if not isinstance(heads, torch.Tensor):
         heads, lengths = pad_heads(heads, validate=validate)
     elif lengths is None:
-        raise CourseInputError("`lengths` is required when `heads` is a tensor")
+        raise input_error(FieldName("lengths"), " is required when `heads` is a tensor")
     A = ancestor_matrix(heads, lengths).to(torch.float32)
     size = A.sum(-1)  # (B, N) = depth + 1
     shared = A @ A.transpose(1, 2)  # (B, N, N) = depth(lca) + 1

@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Iterable, Sequence
 
 from lessons_lib import paths
-from lessons_lib.errors import CourseInputError
+from lessons_lib.errors import CourseInputError, FieldName, input_error
 from lessons_lib.pairs.data import MAX_SENTENCE_CHARS
 from lessons_lib.syntax.trees import ROOT_HEAD, heads_from_spacy, validate_heads
 
@@ -259,9 +259,9 @@ def check_texts(texts: Iterable[str]) -> list[str]:
     listed = list(texts)
     for i, text in enumerate(listed):
         if not isinstance(text, str) or not text.strip():
-            raise CourseInputError(f"`texts`[{i}] must be a non-empty string, got {text!r}")
+            raise input_error(FieldName("texts"), f"[{i}] must be a non-empty string, got {text!r}")
         if len(text) > MAX_SENTENCE_CHARS:
-            raise CourseInputError(f"`texts`[{i}] has {len(text):,} characters, more than the "
+            raise input_error(FieldName("texts"), f"[{i}] has {len(text):,} characters, more than the "
                                    f"{MAX_SENTENCE_CHARS:,} the course parses ({text[:40]!r}...)")
     return listed
 
@@ -285,7 +285,7 @@ def parse_words(nlp, words: Sequence[str], name: str | None = None) -> Parse:
 
     words = list(words)
     if not words or any(not isinstance(w, str) or not w.strip() for w in words):
-        raise CourseInputError(f"`words` must be non-empty strings, got {words!r}")
+        raise input_error(FieldName("words"), f" must be non-empty strings, got {words!r}")
     doc = Doc(nlp.vocab, words=words, spaces=[False] * len(words))
     for _, component in nlp.pipeline:
         doc = component(doc)

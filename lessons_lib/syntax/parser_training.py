@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Iterable, Sequence
 
 from lessons_lib import paths
-from lessons_lib.errors import CourseInputError
+from lessons_lib.errors import CourseInputError, FieldName, input_error
 from lessons_lib.files import atomic_write, output_refused, record_written
 from lessons_lib.syntax.treebank import TreebankSentence, read_conllu
 from lessons_lib.syntax.trees import heads_to_spacy
@@ -150,9 +150,9 @@ def evaluate_parser(nlp, sentences: Sequence[TreebankSentence], segmentation: st
     from spacy.training import Example
 
     if segmentation not in ("gold", "jieba"):
-        raise CourseInputError(f"`segmentation` must be 'gold' or 'jieba', got {segmentation!r}")
+        raise input_error(FieldName("segmentation"), f" must be 'gold' or 'jieba', got {segmentation!r}")
     if not sentences:
-        raise CourseInputError("`sentences` is empty: nothing to evaluate")
+        raise input_error(FieldName("sentences"), " is empty: nothing to evaluate")
     examples = []
     for s in sentences:
         gold = to_doc(s, nlp.vocab)
@@ -395,7 +395,7 @@ def train_parser(
     """
     import tempfile
 
-    check_choice(select, "`select`", ("last", "best"))
+    check_choice(select, FieldName("select"), ("last", "best"))
     if not Path(config).is_file():
         raise CourseInputError(f"parser training config not found: {config}")
     ud = read_ud(ud_dir, (*UD_TRAIN_FILES, UD_EVAL_FILE))

@@ -9,7 +9,7 @@ from __future__ import annotations
 import functools
 import logging
 
-from lessons_lib.errors import CourseInputError
+from lessons_lib.errors import FieldName, input_error
 
 JIEBA_TOKENIZER_CONFIG = {"nlp": {"tokenizer": {"segmenter": "jieba"}}}
 
@@ -37,5 +37,5 @@ def segment(text: str) -> list[str]:
         CourseInputError: ``text`` is not a non-empty string.
     """
     if not isinstance(text, str) or not text.strip():
-        raise CourseInputError(f"`text` must be a non-empty string, got {text!r}")
+        raise input_error(FieldName("text"), f" must be a non-empty string, got {text!r}")
     return [token.text for token in jieba_nlp()(text)]

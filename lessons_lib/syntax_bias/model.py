@@ -26,7 +26,7 @@ from typing import Callable, Mapping, Sequence
 import torch
 from torch.nn import functional as F
 
-from lessons_lib.errors import CourseInputError
+from lessons_lib.errors import CourseInputError, FieldName, input_error
 from lessons_lib.pairs.classifier import PairClassifier
 from lessons_lib.pairs.config import PairClassifierConfig
 from lessons_lib.pairs.data import PairExample
@@ -73,15 +73,15 @@ class SyntaxBiasedPairClassifier(PairClassifier):
         if predictor is not None and bias is None:
             raise CourseInputError("a distance predictor predicts the buckets of a bias; the baseline has no bias")
         self.syntax_bias = bias
-        self.bias_dropout = check_probability(bias_dropout, "`bias_dropout`")
+        self.bias_dropout = check_probability(bias_dropout, FieldName("bias_dropout"))
         self.distance_predictor = predictor
-        self.predictor_weight = check_number(predictor_weight, "`predictor_weight`", minimum=0.0)
+        self.predictor_weight = check_number(predictor_weight, FieldName("predictor_weight"), minimum=0.0)
         self.test_buckets = "trees"
 
     def set_test_buckets(self, source: str) -> "SyntaxBiasedPairClassifier":
         """Where the buckets come from in evaluation mode: ``"trees"`` (the batch's, the default),
         ``"predicted"`` (the distance predictor's; no parser needed) or ``"none"`` (no bias at all)."""
-        check_choice(source, "`source`", TEST_BUCKETS)
+        check_choice(source, FieldName("source"), TEST_BUCKETS)
         if source == "predicted" and self.distance_predictor is None:
             raise CourseInputError("this model has no distance predictor: train it with one to use predicted buckets")
         self.test_buckets = source
@@ -106,8 +106,8 @@ class SyntaxBiasedPairClassifier(PairClassifier):
             check_buckets(buckets, self.syntax_bias.n_buckets)
         pairs_real = batch.key_mask[:, :, None] & batch.key_mask[:, None, :]
         if buckets.shape != pairs_real.shape or not torch.equal(buckets >= 0, pairs_real):
-            raise CourseInputError(
-                f"`{BUCKETS_KEY}` {tuple(buckets.shape)} does not line up with the batch's tokens "
+            raise input_error(
+                FieldName(BUCKETS_KEY), f" {tuple(buckets.shape)} does not line up with the batch's tokens "
                 f"{tuple(pairs_real.shape)}: its -1 (padding) entries must be exactly the pairs with a padding position"
             )
         return buckets
@@ -274,7 +274,7 @@ def position_extras(scheme: BucketScheme, max_len: int, unit: str = "char",
     Returns:
         ``fn(pairs, batch) -> {"syntax_buckets": (B, L, L) long}``, ``-1`` at padding.
     """
-    check_choice(unit, "`unit`", POSITION_UNITS)
+    check_choice(unit, FieldName("unit"), POSITION_UNITS)
     if unit == "word" and parses is None:
         raise CourseInputError("relative-position buckets in words need `parses` (for the segmentation)")
 

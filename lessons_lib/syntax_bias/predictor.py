@@ -33,7 +33,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from lessons_lib.errors import CourseInputError
+from lessons_lib.errors import CourseInputError, FieldName, input_error
 from lessons_lib.syntax.buckets import BucketScheme
 from lessons_lib.transformer.encoder import gelu
 from lessons_lib.validation import check_int, check_number
@@ -62,11 +62,11 @@ class DistancePredictor(nn.Module):
     def __init__(self, scheme: BucketScheme, d_model: int, width: int = 32, rank: int = 8,
                  max_offset: int = 16, lr_multiplier: float = 1.0) -> None:
         super().__init__()
-        self.param_lr_multiplier = check_number(lr_multiplier, "`lr_multiplier`", minimum=0.0, strict_minimum=True)
-        check_int(d_model, "`d_model`")
+        self.param_lr_multiplier = check_number(lr_multiplier, FieldName("lr_multiplier"), minimum=0.0, strict_minimum=True)
+        check_int(d_model, FieldName("d_model"))
         self.scheme = scheme
-        self.width, self.rank = check_int(width, "`width`"), check_int(rank, "`rank`")
-        self.max_offset = check_int(max_offset, "`max_offset`")
+        self.width, self.rank = check_int(width, FieldName("width")), check_int(rank, FieldName("rank"))
+        self.max_offset = check_int(max_offset, FieldName("max_offset"))
         class_ids = scheme.index("same_word") + scheme.index("distance")
         self.register_buffer("class_ids", torch.tensor(class_ids, dtype=torch.long), persistent=False)
         # bucket id -> class index (-1: not a class: cross sentence, special, padding)
@@ -97,7 +97,7 @@ class DistancePredictor(nn.Module):
         """
         batch, length, _ = embeddings.shape
         if key_mask.shape != (batch, length):
-            raise CourseInputError(f"`key_mask` {tuple(key_mask.shape)} must be (B, L) = {(batch, length)}")
+            raise input_error(FieldName("key_mask"), f" {tuple(key_mask.shape)} must be (B, L) = {(batch, length)}")
         padding = ~key_mask[:, None, :]  # (B, 1, L)
         h = embeddings.transpose(1, 2)  # (B, D, L)
         for conv in self.context:  # padding is zeroed before every convolution, never after
@@ -166,7 +166,7 @@ def open_pairs(buckets: torch.Tensor, needs_tree: torch.Tensor) -> tuple[torch.T
         needs_tree: ``(B, L, L)`` bool from :func:`lessons_lib.syntax.buckets.layout_buckets`.
     """
     if buckets.shape != needs_tree.shape or buckets.dim() != 3:
-        raise CourseInputError(f"`buckets` {tuple(buckets.shape)} and `needs_tree` {tuple(needs_tree.shape)} "
+        raise input_error(FieldName("buckets"), f" {tuple(buckets.shape)} and `needs_tree` {tuple(needs_tree.shape)} "
                                "must be the same (B, L, L)")
     positions = torch.arange(buckets.shape[1], device=buckets.device)
     offsets = (positions[None, :] - positions[:, None]).expand_as(buckets)

@@ -23,7 +23,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Mapping
 
-from lessons_lib.errors import CourseInputError
+from lessons_lib.errors import CourseInputError, FieldName, input_error
 from lessons_lib.validation import check_choice, check_int, check_number, check_probability
 
 __all__ = [
@@ -180,12 +180,12 @@ class SyntaxModelOptions:
     predictor_lr_multiplier: float = 30.0
 
     def __post_init__(self) -> None:
-        check_probability(self.bias_dropout, "`bias_dropout`")
+        check_probability(self.bias_dropout, FieldName("bias_dropout"))
         if not isinstance(self.distance_predictor, bool):
-            raise CourseInputError(f"`distance_predictor` must be True or False, got {self.distance_predictor!r}")
-        check_number(self.predictor_weight, "`predictor_weight`", minimum=0.0)
-        check_int(self.predictor_width, "`predictor_width`")
-        check_number(self.predictor_lr_multiplier, "`predictor_lr_multiplier`", minimum=0.0, strict_minimum=True)
+            raise input_error(FieldName("distance_predictor"), f" must be True or False, got {self.distance_predictor!r}")
+        check_number(self.predictor_weight, FieldName("predictor_weight"), minimum=0.0)
+        check_int(self.predictor_width, FieldName("predictor_width"))
+        check_number(self.predictor_lr_multiplier, FieldName("predictor_lr_multiplier"), minimum=0.0, strict_minimum=True)
 
 
 @dataclass(frozen=True)

@@ -46,7 +46,7 @@ from typing import Sequence
 import torch
 from torch import nn
 
-from lessons_lib.errors import CourseInputError
+from lessons_lib.errors import CourseInputError, FieldName, input_error
 from lessons_lib.syntax.buckets import PAD_BUCKET, BucketScheme
 from lessons_lib.syntax_bias.registry import FixedDecayOptions, HardMaskOptions, LearnedOptions, variant
 from lessons_lib.validation import check_int
@@ -65,16 +65,16 @@ __all__ = [
 def check_buckets(buckets: torch.Tensor, n_buckets: int, name: str = "buckets") -> None:
     """Raise :class:`CourseInputError` unless ``buckets`` is a ``(B, L, L)`` long tensor of ids in ``[-1, n_buckets)``."""
     if not isinstance(buckets, torch.Tensor):
-        raise CourseInputError(f"`{name}` must be a (B, L, L) torch.long tensor, got {type(buckets).__name__}")
+        raise input_error(FieldName(name), f" must be a (B, L, L) torch.long tensor, got {type(buckets).__name__}")
     if buckets.dtype != torch.long or buckets.dim() != 3 or buckets.shape[1] != buckets.shape[2]:
-        raise CourseInputError(
-            f"`{name}` must be a (B, L, L) torch.long tensor of bucket ids, got shape {tuple(buckets.shape)}, dtype {buckets.dtype}"
+        raise input_error(
+            FieldName(name), f" must be a (B, L, L) torch.long tensor of bucket ids, got shape {tuple(buckets.shape)}, dtype {buckets.dtype}"
         )
     if buckets.numel():
         low, high = (int(v) for v in torch.aminmax(buckets))  # one pass over the matrix
         if low < PAD_BUCKET or high >= n_buckets:
-            raise CourseInputError(
-                f"`{name}` holds ids in [{low}, {high}], outside [-1, {n_buckets}) (-1 = padding, {n_buckets} buckets)"
+            raise input_error(
+                FieldName(name), f" holds ids in [{low}, {high}], outside [-1, {n_buckets}) (-1 = padding, {n_buckets} buckets)"
             )
 
 
@@ -104,8 +104,8 @@ class BucketBias(nn.Module):
 
     def __init__(self, n_buckets: int, n_layers: int) -> None:
         super().__init__()
-        self.n_buckets = check_int(n_buckets, "`n_buckets`")
-        self.n_layers = check_int(n_layers, "`n_layers`")
+        self.n_buckets = check_int(n_buckets, FieldName("n_buckets"))
+        self.n_layers = check_int(n_layers, FieldName("n_layers"))
 
     def tables(self) -> torch.Tensor:
         raise NotImplementedError
@@ -150,7 +150,7 @@ class LearnedBucketBias(BucketBias):
                  options: LearnedOptions | None = None) -> None:
         super().__init__(scheme.n_buckets, n_layers)
         options = options or LearnedOptions()
-        check_int(n_heads, "`n_heads`")
+        check_int(n_heads, FieldName("n_heads"))
         self.options = options
         self.lr_multiplier = float(options.bias_lr_multiplier)
         n_tables = n_layers if options.per_layer_tables else 1

@@ -35,7 +35,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from lessons_lib.errors import CourseInputError, file_errors
+from lessons_lib.errors import CourseInputError, FieldName, file_errors, input_error
 from lessons_lib.pairs.config import TrainConfig
 from lessons_lib.pairs.data import PairExample, examples_fingerprint
 from lessons_lib.pairs.encoding import ExtrasFn, make_batches
@@ -180,7 +180,7 @@ def resolve_device(device: str | torch.device) -> torch.device:
     if resolved.type not in ("cpu", "cuda"):
         raise CourseInputError(f"`device` must be 'cpu' or 'cuda', got {device!r}")
     if resolved.type == "cuda" and not torch.cuda.is_available():
-        raise CourseInputError("`device` is cuda but torch sees no CUDA device; use --device cpu")
+        raise input_error(FieldName("device"), " is cuda but torch sees no CUDA device; use --device cpu")
     return resolved
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 
 from lessons_lib.attention import IMPLEMENTATIONS
-from lessons_lib.errors import CourseInputError
+from lessons_lib.errors import FieldName, input_error
 from lessons_lib.validation import check_choice, check_divisible, check_int, check_number, strict_from_dict
 
 # The FFN non-linearities :mod:`lessons_lib.transformer.encoder` knows.
@@ -56,18 +56,18 @@ class EncoderConfig:
 
     def __post_init__(self) -> None:
         for name in ("vocab_size", "d_model", "n_heads", "n_layers", "d_ff", "max_positions", "n_segments"):
-            check_int(getattr(self, name), f"EncoderConfig.{name}")
-        check_divisible(self.d_model, "EncoderConfig.d_model", self.n_heads, "EncoderConfig.n_heads")
+            check_int(getattr(self, name), FieldName(name, "EncoderConfig"))
+        check_divisible(self.d_model, FieldName("d_model", "EncoderConfig"), self.n_heads, FieldName("n_heads", "EncoderConfig"))
         if self.d_model % 2:
-            raise CourseInputError(f"EncoderConfig.d_model={self.d_model} must be even (sin/cos pairs)")
-        if not 0.0 <= check_number(self.dropout, "EncoderConfig.dropout") < 1.0:
-            raise CourseInputError(f"EncoderConfig.dropout must be in [0, 1), got {self.dropout!r}")
-        check_int(self.pad_id, "EncoderConfig.pad_id", minimum=0, maximum=self.vocab_size - 1)
-        check_choice(self.activation, "EncoderConfig.activation", ACTIVATIONS)
-        check_choice(self.attention, "EncoderConfig.attention", IMPLEMENTATIONS)
-        check_number(self.layer_norm_eps, "EncoderConfig.layer_norm_eps", minimum=0.0, strict_minimum=True)
+            raise input_error(FieldName("d_model", "EncoderConfig"), f"={self.d_model} must be even (sin/cos pairs)")
+        if not 0.0 <= check_number(self.dropout, FieldName("dropout", "EncoderConfig")) < 1.0:
+            raise input_error(FieldName("dropout", "EncoderConfig"), f" must be in [0, 1), got {self.dropout!r}")
+        check_int(self.pad_id, FieldName("pad_id", "EncoderConfig"), minimum=0, maximum=self.vocab_size - 1)
+        check_choice(self.activation, FieldName("activation", "EncoderConfig"), ACTIVATIONS)
+        check_choice(self.attention, FieldName("attention", "EncoderConfig"), IMPLEMENTATIONS)
+        check_number(self.layer_norm_eps, FieldName("layer_norm_eps", "EncoderConfig"), minimum=0.0, strict_minimum=True)
         if not isinstance(self.norm_first, bool):
-            raise CourseInputError(f"EncoderConfig.norm_first must be True or False, got {self.norm_first!r}")
+            raise input_error(FieldName("norm_first", "EncoderConfig"), f" must be True or False, got {self.norm_first!r}")
 
     def to_dict(self) -> dict:
         return asdict(self)

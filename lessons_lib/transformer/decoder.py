@@ -28,7 +28,7 @@ from torch import nn
 from torch.nn import functional as F
 
 from lessons_lib.attention.multihead import MultiHeadAttention, load_torch_multihead_weights
-from lessons_lib.errors import CourseInputError
+from lessons_lib.errors import CourseInputError, FieldName, input_error
 from lessons_lib.transformer.config import EncoderConfig
 from lessons_lib.transformer.encoder import Embeddings, Encoder, PositionwiseFeedForward
 from lessons_lib.validation import check_int, check_mask, check_number
@@ -50,7 +50,7 @@ __all__ = [
 
 def causal_mask(length: int, device: torch.device | str | None = None) -> torch.Tensor:
     """``(L, L)`` bool, ``True`` where query ``i`` may attend to key ``j``: ``j ≤ i`` (never the future)."""
-    check_int(length, "`length`")
+    check_int(length, FieldName("length"))
     return torch.ones(length, length, dtype=torch.bool, device=device).tril()
 
 
@@ -62,7 +62,7 @@ def target_self_mask(target_key_mask: torch.Tensor) -> torch.Tensor:
     """
     check_mask(target_key_mask, torch_hint=True)
     if target_key_mask.dim() != 2:
-        raise CourseInputError(f"`target_key_mask` must be (B, T), got shape {tuple(target_key_mask.shape)}")
+        raise input_error(FieldName("target_key_mask"), f" must be (B, T), got shape {tuple(target_key_mask.shape)}")
     causal = causal_mask(target_key_mask.shape[1], target_key_mask.device)
     return causal[None, None] & target_key_mask[:, None, None, :]
 
@@ -186,7 +186,7 @@ def load_torch_decoder_layer_weights(ours: DecoderBlock, theirs: nn.TransformerD
     ``batch_first``; the activation is not a weight, so check it yourself (torch's default is ReLU).
     """
     if not isinstance(theirs, nn.TransformerDecoderLayer):
-        raise CourseInputError(f"`theirs` must be torch.nn.TransformerDecoderLayer, got {type(theirs).__name__}")
+        raise input_error(FieldName("theirs"), f" must be torch.nn.TransformerDecoderLayer, got {type(theirs).__name__}")
     if theirs.norm_first != ours.norm_first:
         raise CourseInputError(f"norm_first differs: ours {ours.norm_first}, torch's {theirs.norm_first}")
     if theirs.linear1.out_features != ours.ffn.linear1.out_features:
@@ -226,10 +226,10 @@ class EncoderDecoder(nn.Module):
         if target_vocab_size is None:
             self.target_embeddings = self.encoder.embeddings
         else:
-            check_int(target_vocab_size, "`target_vocab_size`")
+            check_int(target_vocab_size, FieldName("target_vocab_size"))
             target_config = EncoderConfig(**{**config.to_dict(), "vocab_size": target_vocab_size})
             self.target_embeddings = Embeddings(target_config)
-        n_layers = config.n_layers if decoder_layers is None else check_int(decoder_layers, "`decoder_layers`")
+        n_layers = config.n_layers if decoder_layers is None else check_int(decoder_layers, FieldName("decoder_layers"))
         self.blocks = nn.ModuleList(DecoderBlock(config) for _ in range(n_layers))
         self.final_norm = nn.LayerNorm(config.d_model, eps=config.layer_norm_eps) if config.norm_first else nn.Identity()
         vocab = self.target_embeddings.token.num_embeddings
@@ -306,7 +306,7 @@ def shift_right(targets: torch.Tensor, bos_id: int) -> torch.Tensor:
     ignores).
     """
     if targets.dim() != 2:
-        raise CourseInputError(f"`targets` must be (B, T), got shape {tuple(targets.shape)}")
+        raise input_error(FieldName("targets"), f" must be (B, T), got shape {tuple(targets.shape)}")
     start = torch.full_like(targets[:, :1], bos_id)
     return torch.cat([start, targets[:, :-1]], dim=1)
 
@@ -323,9 +323,9 @@ def smoothed_cross_entropy(logits: torch.Tensor, targets: torch.Tensor, pad_id: 
         logits: ``(B, T, V)``.
         targets: ``(B, T)`` long, ``pad_id`` at padding.
     """
-    check_number(smoothing, "`smoothing`", minimum=0.0, maximum=1.0)
+    check_number(smoothing, FieldName("smoothing"), minimum=0.0, maximum=1.0)
     if logits.dim() != 3 or logits.shape[:2] != targets.shape:
-        raise CourseInputError(f"`logits` (B, T, V) and `targets` (B, T) disagree: {tuple(logits.shape)}, "
+        raise input_error(FieldName("logits"), f" (B, T, V) and `targets` (B, T) disagree: {tuple(logits.shape)}, "
                                f"{tuple(targets.shape)}")
     real = targets != pad_id
     if not real.any():
@@ -346,7 +346,7 @@ def greedy_decode(model: EncoderDecoder, source_ids: torch.Tensor, source_key_ma
     ``use_cache=False`` runs the whole decoder on the prefix at every step: slower, the same tokens.
     ``attn_bias``: one ``(B, 1 or H, S, S)`` bias per encoder block (a syntax bias), as :meth:`EncoderDecoder.encode`.
     """
-    check_int(max_len, "`max_len`")
+    check_int(max_len, FieldName("max_len"))
     with torch.no_grad():
         memory = model.encode(source_ids, source_key_mask, attn_bias)
         batch = source_ids.shape[0]
@@ -386,8 +386,8 @@ def beam_search(model: EncoderDecoder, source_ids: torch.Tensor, source_key_mask
     token. With ``beam_size=1`` the search is :func:`greedy_decode`. A hypothesis that reaches
     ``max_len`` tokens without EOS competes as it is. ``attn_bias`` as in :func:`greedy_decode`.
     """
-    check_int(beam_size, "`beam_size`")
-    check_number(length_alpha, "`length_alpha`", minimum=0.0)
+    check_int(beam_size, FieldName("beam_size"))
+    check_number(length_alpha, FieldName("length_alpha"), minimum=0.0)
     def rows_of(i: int) -> list[torch.Tensor | None] | None:
         return None if attn_bias is None else [None if b is None else b[i:i + 1] for b in attn_bias]
 
@@ -399,7 +399,7 @@ def _beam_one(model: EncoderDecoder, source_ids: torch.Tensor, source_key_mask: 
               eos_id: int, max_len: int, beam_size: int, alpha: float, use_cache: bool,
               attn_bias: list[torch.Tensor | None] | None) -> list[int]:
     """:func:`beam_search` on one sentence (``(1, S)`` inputs)."""
-    check_int(max_len, "`max_len`")
+    check_int(max_len, FieldName("max_len"))
     with torch.no_grad():
         memory = model.encode(source_ids, source_key_mask, attn_bias)
         prefixes = torch.full((1, 1), bos_id, dtype=torch.long, device=source_ids.device)

@@ -20,7 +20,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from lessons_lib.errors import CourseInputError
+from lessons_lib.errors import CourseInputError, FieldName, input_error
 from lessons_lib.attention.multihead import MultiHeadAttention, load_torch_multihead_weights
 from lessons_lib.transformer.config import ACTIVATIONS, EncoderConfig
 from lessons_lib.validation import check_bias
@@ -57,10 +57,10 @@ assert set(_ACTIVATIONS) == set(ACTIVATIONS), "transformer.config.ACTIVATIONS an
 def _check_ids(name: str, ids: torch.Tensor, upper: int, upper_name: str) -> None:
     if not isinstance(ids, torch.Tensor) or ids.dim() != 2 or ids.dtype != torch.long:
         got = f"shape {tuple(ids.shape)}, dtype {ids.dtype}" if isinstance(ids, torch.Tensor) else type(ids).__name__
-        raise CourseInputError(f"`{name}` must be a (B, L) torch.long tensor, got {got}")
+        raise input_error(FieldName(name), f" must be a (B, L) torch.long tensor, got {got}")
     if ids.numel() and (int(ids.min()) < 0 or int(ids.max()) >= upper):
-        raise CourseInputError(
-            f"`{name}` holds ids in [{int(ids.min())}, {int(ids.max())}], outside [0, {upper}) ({upper_name})"
+        raise input_error(
+            FieldName(name), f" holds ids in [{int(ids.min())}, {int(ids.max())}], outside [0, {upper}) ({upper_name})"
         )
 
 
@@ -68,7 +68,7 @@ def _check_key_mask(key_mask: torch.Tensor, shape: tuple[int, ...]) -> None:
     if not isinstance(key_mask, torch.Tensor) or key_mask.dtype != torch.bool or tuple(key_mask.shape) != tuple(shape):
         got = (f"shape {tuple(key_mask.shape)}, dtype {key_mask.dtype}"
                if isinstance(key_mask, torch.Tensor) else type(key_mask).__name__)
-        raise CourseInputError(f"`key_mask` must be a (B, L) bool tensor like `token_ids` (True = real token), got {got}")
+        raise input_error(FieldName("key_mask"), f" must be a (B, L) bool tensor like `token_ids` (True = real token), got {got}")
 
 
 class Embeddings(nn.Module):
@@ -102,8 +102,8 @@ class Embeddings(nn.Module):
         _check_ids("token_ids", token_ids, self.config.vocab_size, "vocab_size")
         _check_ids("segment_ids", segment_ids, self.config.n_segments, "n_segments")
         if segment_ids.shape != token_ids.shape:
-            raise CourseInputError(
-                f"`segment_ids` {tuple(segment_ids.shape)} must have the shape of `token_ids` {tuple(token_ids.shape)}"
+            raise input_error(
+                FieldName("segment_ids"), f" {tuple(segment_ids.shape)} must have the shape of `token_ids` {tuple(token_ids.shape)}"
             )
         end = start + token_ids.shape[1]
         if end > self.config.max_positions:
@@ -121,7 +121,7 @@ class PositionwiseFeedForward(nn.Module):
     def __init__(self, d_model: int, d_ff: int, dropout: float = 0.0, activation: str = "gelu") -> None:
         super().__init__()
         if activation not in _ACTIVATIONS:
-            raise CourseInputError(f"`activation` must be one of {sorted(_ACTIVATIONS)}, got {activation!r}")
+            raise input_error(FieldName("activation"), f" must be one of {sorted(_ACTIVATIONS)}, got {activation!r}")
         self.linear1 = nn.Linear(d_model, d_ff)
         self.linear2 = nn.Linear(d_ff, d_model)
         self.dropout = nn.Dropout(dropout)
@@ -241,7 +241,7 @@ class Encoder(nn.Module):
             return [attn_bias] * len(self.blocks)
         biases = list(attn_bias)
         if len(biases) != len(self.blocks):
-            raise CourseInputError(f"`attn_bias` list has {len(biases)} entries for {len(self.blocks)} blocks")
+            raise input_error(FieldName("attn_bias"), f" list has {len(biases)} entries for {len(self.blocks)} blocks")
         return biases
 
     def set_keep_attention(self, keep: bool = True) -> None:
@@ -271,7 +271,7 @@ def load_torch_encoder_layer_weights(ours: EncoderBlock, theirs: nn.TransformerE
     not a weight, so check it yourself (torch's default is ReLU).
     """
     if not isinstance(theirs, nn.TransformerEncoderLayer):
-        raise CourseInputError(f"`theirs` must be torch.nn.TransformerEncoderLayer, got {type(theirs).__name__}")
+        raise input_error(FieldName("theirs"), f" must be torch.nn.TransformerEncoderLayer, got {type(theirs).__name__}")
     if theirs.norm_first != ours.norm_first:
         raise CourseInputError(f"norm_first differs: ours {ours.norm_first}, torch's {theirs.norm_first}")
     if theirs.linear1.out_features != ours.ffn.linear1.out_features:
@@ -317,7 +317,7 @@ def feed_forward_as_conv1d(ffn: PositionwiseFeedForward) -> nn.Module:
     returned module transposes in and out and takes ``(B, L, D)`` like ``ffn``.
     """
     if not isinstance(ffn, PositionwiseFeedForward):
-        raise CourseInputError(f"`ffn` must be a PositionwiseFeedForward, got {type(ffn).__name__}")
+        raise input_error(FieldName("ffn"), f" must be a PositionwiseFeedForward, got {type(ffn).__name__}")
     d_model, d_ff = ffn.linear1.in_features, ffn.linear1.out_features
     conv1 = nn.Conv1d(d_model, d_ff, kernel_size=1)
     conv2 = nn.Conv1d(d_ff, d_model, kernel_size=1)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import torch
 
-from lessons_lib.errors import CourseInputError
+from lessons_lib.errors import FieldName, input_error
 from lessons_lib.validation import check_int
 
 __all__ = ["angular_frequencies", "sinusoidal_encoding", "shift_matrix"]
@@ -21,14 +21,14 @@ DEFAULT_BASE = 10000.0
 
 
 def _check_sizes(max_len: int, d_model: int, base: float) -> None:
-    check_int(max_len, "`max_len`")
-    check_int(d_model, "`d_model`")
+    check_int(max_len, FieldName("max_len"))
+    check_int(d_model, FieldName("d_model"))
     if d_model % 2:
-        raise CourseInputError(
-            f"`d_model` must be even (dimensions come in sin/cos pairs), got {d_model}"
+        raise input_error(
+            FieldName("d_model"), f" must be even (dimensions come in sin/cos pairs), got {d_model}"
         )
     if not base > 1:
-        raise CourseInputError(f"`base` must be greater than 1, got {base!r}")
+        raise input_error(FieldName("base"), f" must be greater than 1, got {base!r}")
 
 
 def angular_frequencies(d_model: int, base: float = DEFAULT_BASE) -> torch.Tensor:
@@ -78,7 +78,7 @@ def shift_matrix(offset: int, d_model: int, base: float = DEFAULT_BASE) -> torch
         ``(d_model, d_model)`` float64 block-diagonal orthogonal matrix. Apply it to row
         vectors as ``PE[t] @ M_k.T``.
     """
-    check_int(offset, "`offset`", minimum=None)
+    check_int(offset, FieldName("offset"), minimum=None)
     omega = angular_frequencies(d_model, base)
     cos, sin = torch.cos(offset * omega), torch.sin(offset * omega)
     matrix = torch.zeros(d_model, d_model, dtype=torch.float64)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import torch
 
-from lessons_lib.errors import CourseInputError
+from lessons_lib.errors import CourseInputError, FieldName
 from lessons_lib.validation import check_int
 
 __all__ = ["reversal_batch"]
@@ -28,9 +28,9 @@ def reversal_batch(
         ``(inputs (B, L) long, targets (B, L) long, key_mask (B, L) bool)`` with
         ``L = max_len``; targets are 0 at padding.
     """
-    check_int(batch_size, "`batch_size`")
-    check_int(n_symbols, "`n_symbols`", minimum=2)
-    if not 1 <= check_int(min_len, "`min_len`") <= check_int(max_len, "`max_len`"):
+    check_int(batch_size, FieldName("batch_size"))
+    check_int(n_symbols, FieldName("n_symbols"), minimum=2)
+    if not 1 <= check_int(min_len, FieldName("min_len")) <= check_int(max_len, FieldName("max_len")):
         raise CourseInputError(f"need 1 <= min_len <= max_len, got min_len={min_len}, max_len={max_len}")
     lengths = torch.randint(min_len, max_len + 1, (batch_size,), generator=generator)
     positions = torch.arange(max_len)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from lessons_lib.errors import CourseInputError
+from lessons_lib.errors import FieldName, input_error
 from lessons_lib.validation import check_choice, check_divisible, check_int, check_number
 
 EPOCH_CHOICES = ("best_dev", "last")
@@ -36,12 +36,12 @@ class TranslatorSizes:
 
     def __post_init__(self) -> None:
         for name in ("d_model", "n_heads", "n_layers", "d_ff"):
-            check_int(getattr(self, name), f"`{name}`")
-        check_number(self.dropout, "`dropout`", minimum=0.0, maximum=0.99)
+            check_int(getattr(self, name), FieldName(name))
+        check_number(self.dropout, FieldName("dropout"), minimum=0.0, maximum=0.99)
         # The encoder and decoder refuse these too, but only once the run has started.
-        check_divisible(self.d_model, "`d_model`", self.n_heads, "`n_heads`")
+        check_divisible(self.d_model, FieldName("d_model"), self.n_heads, FieldName("n_heads"))
         if self.d_model % 2:
-            raise CourseInputError(f"`d_model`={self.d_model} must be even (sin/cos pairs)")
+            raise input_error(FieldName("d_model"), f"={self.d_model} must be even (sin/cos pairs)")
 
 
 @dataclass(frozen=True)
@@ -75,10 +75,10 @@ class TranslationTrainConfig:
 
     def __post_init__(self) -> None:
         for name in ("epochs", "batch_size", "max_target_len", "test_beam"):
-            check_int(getattr(self, name), f"`{name}`")
-        check_choice(self.epoch_choice, "`epoch_choice`", EPOCH_CHOICES)
-        check_number(self.lr, "`lr`", minimum=0.0, strict_minimum=True)
-        check_number(self.warmup_ratio, "`warmup_ratio`", minimum=0.0, maximum=1.0)
-        check_number(self.weight_decay, "`weight_decay`", minimum=0.0)
-        check_number(self.label_smoothing, "`label_smoothing`", minimum=0.0, maximum=1.0)
-        check_number(self.clip_norm, "`clip_norm`", minimum=0.0, strict_minimum=True)
+            check_int(getattr(self, name), FieldName(name))
+        check_choice(self.epoch_choice, FieldName("epoch_choice"), EPOCH_CHOICES)
+        check_number(self.lr, FieldName("lr"), minimum=0.0, strict_minimum=True)
+        check_number(self.warmup_ratio, FieldName("warmup_ratio"), minimum=0.0, maximum=1.0)
+        check_number(self.weight_decay, FieldName("weight_decay"), minimum=0.0)
+        check_number(self.label_smoothing, FieldName("label_smoothing"), minimum=0.0, maximum=1.0)
+        check_number(self.clip_norm, FieldName("clip_norm"), minimum=0.0, strict_minimum=True)

@@ -36,7 +36,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Sequence
 
-from lessons_lib.errors import file_errors
+from lessons_lib.errors import FieldName, file_errors
 from lessons_lib.files import atomic_write_many, folder_lock, record_many
 from lessons_lib.paths import TRANSLATION_CORPUS_DIR
 from lessons_lib.syntax.attachment_control import PEOPLE, READINGS, VERBS, phrase_tree
@@ -238,7 +238,7 @@ def _upos(words: Sequence[str]) -> tuple[str, ...]:
 
 def syntax_sentence(sentence_id: str, phrase: tuple[str, str, str], reading: int, frame: int) -> CorpusSentence:
     """``V N1 的 N2`` in statement frame ``frame`` with the tree and the English of ``reading``."""
-    check_int(frame, "`frame`", minimum=0, maximum=len(STATEMENT_FRAMES) - 1)
+    check_int(frame, FieldName("frame"), minimum=0, maximum=len(STATEMENT_FRAMES) - 1)
     words, heads, rels = phrase_tree(*phrase, reading)
     filled = _fill(STATEMENT_FRAMES[frame], words, heads, rels, _upos(words), english_phrase(*phrase, reading))
     return CorpusSentence(sentence_id, "syntax", phrase, reading, *filled)
@@ -246,7 +246,7 @@ def syntax_sentence(sentence_id: str, phrase: tuple[str, str, str], reading: int
 
 def clause_sentence(sentence_id: str, phrase: tuple[str, str, str], frame: int) -> CorpusSentence:
     """The clause ``N1 V N2`` (老师关心学生) in clause frame ``frame``: "the N1 V's the N2"."""
-    check_int(frame, "`frame`", minimum=0, maximum=len(CLAUSE_FRAMES) - 1)
+    check_int(frame, FieldName("frame"), minimum=0, maximum=len(CLAUSE_FRAMES) - 1)
     verb, noun1, noun2 = phrase
     words = (noun1, verb, noun2)
     english = f"the {NOUN_GLOSSES[noun1]} {VERB_GLOSSES[verb][0]} the {NOUN_GLOSSES[noun2]}"
@@ -256,7 +256,7 @@ def clause_sentence(sentence_id: str, phrase: tuple[str, str, str], frame: int) 
 
 def possessive_sentence(sentence_id: str, phrase: tuple[str, str, str], frame: int) -> CorpusSentence:
     """The possessive ``N1 的 N2`` (学生的老师) in statement frame ``frame``: "the N1's N2" (the verb unused)."""
-    check_int(frame, "`frame`", minimum=0, maximum=len(STATEMENT_FRAMES) - 1)
+    check_int(frame, FieldName("frame"), minimum=0, maximum=len(STATEMENT_FRAMES) - 1)
     _, noun1, noun2 = phrase
     words = (noun1, "的", noun2)
     english = f"the {NOUN_GLOSSES[noun1]}'s {NOUN_GLOSSES[noun2]}"
@@ -279,7 +279,7 @@ class CourseCorpus:
     seed: int
 
     def split(self, name: str) -> tuple[CorpusSentence, ...]:
-        check_choice(name, "`split`", SPLITS)
+        check_choice(name, FieldName("split"), SPLITS)
         return getattr(self, name)
 
     def pairs(self, name: str) -> list[TranslationPair]:
@@ -334,9 +334,9 @@ def make_course_corpus(n_train: int = DEFAULT_SIZES["train"], n_dev: int = DEFAU
         n_train, n_dev, n_test: pairs per split (each ≥ 2): half ``syntax`` (rounded down), the rest ``plain``.
         seed: the generation seed (phrase split, sentences, readings, order).
     """
-    sizes = {"train": check_int(n_train, "`n_train`", minimum=2), "dev": check_int(n_dev, "`n_dev`", minimum=2),
-             "test": check_int(n_test, "`n_test`", minimum=2)}
-    check_int(seed, "`seed`", minimum=0)
+    sizes = {"train": check_int(n_train, FieldName("n_train"), minimum=2), "dev": check_int(n_dev, FieldName("n_dev"), minimum=2),
+             "test": check_int(n_test, FieldName("n_test"), minimum=2)}
+    check_int(seed, FieldName("seed"), minimum=0)
     splits = {}
     for split, pool in split_phrases(seed).items():
         rng = random.Random(f"course-corpus:{seed}:{split}")  # one generator per split: resizing one moves no other
