@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import fields
+from fractions import Fraction
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, TypeVar
 
@@ -24,6 +25,7 @@ T = TypeVar("T")
 Record = TypeVar("Record", bound="DataclassInstance")
 
 __all__ = [
+    "exact",
     "check_int", "check_number", "check_probability", "check_choice", "strict_from_dict",
     "check_not_a_file", "check_not_a_folder", "check_output_dir", "check_input_dir", "check_outside_repository",
     "check_tensor", "check_mask", "check_bias", "check_divisible", "check_lengths",
@@ -301,3 +303,10 @@ def check_scores_and_values(scores: Any, value: Any, mask: Any) -> None:
         )
     if mask is not None:
         check_mask(mask, scores.shape)
+
+
+def exact(value: float | Fraction) -> Fraction:
+    """A number read from a results file (a training fraction, a parser-noise share) as the exact
+    decimal it was written as (``0.1`` → 1/10), so that keys and comparisons never hang on a float's
+    last bit; a :class:`~fractions.Fraction` is returned as it is."""
+    return value if isinstance(value, Fraction) else Fraction(repr(value))

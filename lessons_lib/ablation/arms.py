@@ -12,21 +12,15 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 from fractions import Fraction
 
+from lessons_lib.validation import exact
 from lessons_lib.ablation.results import ExperimentResult
 from lessons_lib.syntax_bias.registry import options_for, variant
 
-__all__ = ["RANDOM_TREES", "SCRAMBLED_WORDS", "Arm", "exact"]
+__all__ = ["RANDOM_TREES", "SCRAMBLED_WORDS", "Arm"]
 
 RANDOM_TREES = "random trees"
 SCRAMBLED_WORDS = "scrambled words"
 SEPARATOR = " · "
-
-
-def exact(value: float | Fraction) -> Fraction:
-    """A number read from a results file (a training fraction, a parser-noise share) as the exact
-    decimal it was written as (``0.1`` → 1/10), so that keys and comparisons never hang on a float's
-    last bit; a :class:`~fractions.Fraction` is returned as it is."""
-    return value if isinstance(value, Fraction) else Fraction(repr(value))
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ and gives:
 
 Accuracies are counted in whole pairs (``correct``) so that every sign is an integer's. Runs are
 keyed by their training fraction as the exact decimal their file gives
-(:func:`~lessons_lib.ablation.arms.exact`: ``0.1`` is 1/10), their
+(:func:`~lessons_lib.validation.exact`: ``0.1`` is 1/10), their
 :class:`~lessons_lib.ablation.arms.Arm` and their seed; a method that takes a fraction or an arm
 also takes a float or the arm's label. The tables are printed by :mod:`lessons_lib.ablation.study_report`.
 """
@@ -37,7 +37,8 @@ from lessons_lib.evaluation.pair_tests import pooled_interval
 from lessons_lib.evaluation.probabilities import accuracy_at_threshold, dev_tuned_threshold, label_one_share, rank_auc
 from lessons_lib.evaluation.seed_tests import (SeedTest, holm_family, paired_seed_test, scarcity_verdict,
                                                two_sample_seed_test)
-from lessons_lib.ablation.arms import Arm, exact
+from lessons_lib.ablation.arms import Arm
+from lessons_lib.validation import exact
 from lessons_lib.syntax_bias.registry import BASELINE
 
 __all__ = ["NONE", "LEARNED", "HARD_MASK", "CURVE_ARMS", "BIASED_ARMS", "PRIMARY_FRACTIONS", "PLAN_SEEDS", "FULL",

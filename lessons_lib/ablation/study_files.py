@@ -22,7 +22,8 @@ from typing import Mapping
 import numpy as np
 
 from lessons_lib.errors import CourseInputError
-from lessons_lib.ablation.arms import Arm, exact
+from lessons_lib.ablation.arms import Arm
+from lessons_lib.validation import exact
 from lessons_lib.ablation.results import ExperimentResult, load_results, results_paths
 from lessons_lib.ablation.study_analysis import (CURVE_ARMS, LARGE, PLAN_SEEDS, PRIMARY_FRACTIONS, SMALL, Study,
                                                  StudyRun, fraction_name)

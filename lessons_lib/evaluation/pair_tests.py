@@ -44,6 +44,7 @@ import numpy as np
 from lessons_lib.errors import CourseInputError, FieldName, input_error
 from lessons_lib.pairs.data import PairExample
 from lessons_lib.pairs.stats import question_graph
+from lessons_lib.evaluation.seed_tests import significant
 from lessons_lib.validation import check_int, check_number
 
 __all__ = [
@@ -96,13 +97,13 @@ class McNemarResult:
     p_value: float
 
     def verdict(self, a: str = "A", b: str = "B", alpha: float = 0.05) -> str:
-        """The reading a lesson states: ``"<a> better"``, ``"<b> better"`` (p < ``alpha``) or
-        :data:`NO_DIFFERENCE`.
+        """The reading a lesson states: ``"<a> better"``, ``"<b> better"`` (p ≤ ``alpha``, the course's
+        one rule :func:`~lessons_lib.evaluation.seed_tests.significant`) or :data:`NO_DIFFERENCE`.
 
         Printed beside the counts, it is what a cell asserts and what the prose may say, so a run whose
         numbers would read otherwise stops at that cell instead of sitting under stale prose.
         """
-        if self.p_value >= alpha:
+        if not significant(self.p_value, alpha):
             return NO_DIFFERENCE
         return better(a) if self.only_a > self.only_b else better(b)
 
@@ -169,7 +170,7 @@ def pooled_interval(correct_a: np.ndarray, correct_b: np.ndarray, resamples: int
 
 @functools.lru_cache(maxsize=4096)
 def _critical_wins(n_discordant: int, alpha: float) -> int | None:
-    """Smallest ``b`` with exact p(b, n_d − b) < α, by an exact integer tail sum (``None``: none)."""
+    """Smallest ``b`` with exact p(b, n_d − b) ≤ α (the one rule), by an exact integer tail sum (``None``: none)."""
     if n_discordant == 0:
         return None
     total = 2**n_discordant
@@ -177,7 +178,7 @@ def _critical_wins(n_discordant: int, alpha: float) -> int | None:
     best = None
     for k in range(n_discordant, (n_discordant - 1) // 2, -1):
         tail += comb  # tail = Σ_{j ≥ k} C(n, j) = Σ_{j ≤ n-k} C(n, j)
-        if min(1.0, 2 * tail / total) < alpha and 2 * k > n_discordant:
+        if significant(min(1.0, 2 * tail / total), alpha) and 2 * k > n_discordant:
             best = k
         else:
             break

@@ -25,11 +25,11 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Mapping, Sequence
 
-from lessons_lib.ablation.arms import exact
 from lessons_lib.errors import CourseInputError, file_errors
 from lessons_lib.evaluation.seed_tests import (SeedTest, holm_family, mean_ci95, paired_seed_test,
-                                               scarcity_verdict, welch_seed_test)
+                                               scarcity_verdict, significant, welch_seed_test)
 from lessons_lib.translation.analysis import arm_label, arm_scores, check_one_setup, read_results, runs_by_arm
+from lessons_lib.validation import exact
 
 __all__ = ["DESIGN_FORMAT", "CLAIM_VERDICTS", "StudyDesign", "load_design", "StudyContrast", "TranslationStudy",
            "load_study", "claim_verdict", "format_study"]
@@ -252,7 +252,7 @@ def claim_verdict(contrast: StudyContrast | None, band: tuple[float, float], alp
         return "against"
     if test.low > high:
         return "larger"
-    if test.p_value <= alpha and test.sign > 0:
+    if significant(test.p_value, alpha) and test.sign > 0:
         return "support"
     return "inconclusive"
 
@@ -312,7 +312,7 @@ def _rows(contrasts: Sequence[StudyContrast], alpha: float, holm: bool = True) -
              f"{'Holm p' if holm else '':>8}  verdict"]
     for c in contrasts:
         t = c.test
-        shown = t.significant(alpha) if holm else (t.p_value <= alpha and t.sign != 0)
+        shown = t.significant(alpha) if holm else (significant(t.p_value, alpha) and t.sign != 0)
         verdict = "not testable" if not t.testable else f"{'higher' if t.sign > 0 else 'lower'} (p ≤ {alpha:g})" \
             if shown else "not shown"
         lines.append(f"{c.name:<52} {len(c.seeds):>5} {t.mean:>+10.2f} [{t.low:>+7.2f}, {t.high:>+7.2f}] "
