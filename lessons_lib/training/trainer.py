@@ -33,9 +33,9 @@ from typing import Any, Callable, Mapping, Sequence
 
 import torch
 from torch import nn
-from torch.nn import functional as F
 
 from lessons_lib.errors import CourseInputError
+from lessons_lib.pairs.classifier import classification_loss
 from lessons_lib.pairs.config import TrainConfig
 from lessons_lib.pairs.data import PairExample, examples_fingerprint
 from lessons_lib.pairs.encoding import ExtrasFn, make_batches
@@ -197,9 +197,9 @@ def _set_rng_state(state: dict) -> None:
 
 
 def _training_loss(model: nn.Module, batch) -> torch.Tensor:
-    """The model's own ``training_loss(batch)`` when it has one (an auxiliary term), else cross-entropy."""
+    """The model's own ``training_loss(batch)`` when it has one (an auxiliary term), else the task's cross-entropy."""
     own = getattr(model, "training_loss", None)
-    return own(batch) if callable(own) else F.cross_entropy(model(batch), batch.required_labels())
+    return own(batch) if callable(own) else classification_loss(model(batch), batch)
 
 
 class _Trainer:
