@@ -326,6 +326,7 @@ def test_command_line_flags_reach_the_config():
 
 
 def test_an_interrupted_run_with_bias_dropout_resumes_bit_for_bit(tmp_path):
+    from lessons_lib.training.runs import RunFolder
     from lessons_lib.training.trainer import train_pair_classifier
 
     config = ExperimentConfig(model=dict(TINY_MODEL), train={"epochs": 2, "batch_size": 8, "lr": 1e-3, "max_len": 32},
@@ -336,11 +337,11 @@ def test_an_interrupted_run_with_bias_dropout_resumes_bit_for_bit(tmp_path):
 
     def train(out_dir, stop=None):
         model = build_model(config, "learned", len(vocab), seed=0)
-        train_pair_classifier(model, examples[:30], examples[30:38], vocab, config.train_config(0), out_dir=out_dir,
+        train_pair_classifier(model, examples[:30], examples[30:38], vocab, config.train_config(0), run_folder=RunFolder(out_dir),
                               progress=False, log=None, extras_fn=extras, stop_after_epoch=stop)
         model = build_model(config, "learned", len(vocab), seed=0)  # a fresh process: resume from the folder
         result = train_pair_classifier(model, examples[:30], examples[30:38], vocab, config.train_config(0),
-                                       out_dir=out_dir, progress=False, log=None, extras_fn=extras)
+                                       run_folder=RunFolder(out_dir), progress=False, log=None, extras_fn=extras)
         return model, result
 
     straight, _ = train(tmp_path / "straight")

@@ -822,6 +822,7 @@ class TestIdentityAndHints:
         from lessons_lib.pairs.classifier import PairClassifier
         from lessons_lib.pairs.config import resolve_configs
         from lessons_lib.pairs.data import load_lcqmc
+        from lessons_lib.training.runs import RunFolder
         from lessons_lib.training.trainer import train_pair_classifier
         from lessons_lib.pairs.vocab import Vocabulary
         from lessons_lib.ablation import experiment
@@ -834,15 +835,15 @@ class TestIdentityAndHints:
         for seed in (0, 1):
             with pytest.raises(CourseInputError) if seed else _nothing():
                 train_pair_classifier(PairClassifier(model_config), train, data.dev.examples[:8], vocab,
-                                      replace(config, seed=seed), out_dir=tmp_path, progress=False, log=None)
+                                      replace(config, seed=seed), run_folder=RunFolder(tmp_path), progress=False, log=None)
         # The message above ended "another output folder, or start afresh (resume=False)": no command's flag.
         with pytest.raises(CourseInputError, match=r"resume=False\)$"):
             train_pair_classifier(PairClassifier(model_config), train, data.dev.examples[:8], vocab,
-                                  replace(config, seed=2), out_dir=tmp_path, progress=False, log=None)
+                                  replace(config, seed=2), run_folder=RunFolder(tmp_path), progress=False, log=None)
         # What the experiment says instead names its own flags.
         import inspect
 
-        hint = re.search(r'restart_hint="([^"]*)"', inspect.getsource(experiment._train_and_score)).group(1)
+        hint = re.search(r'restart_hint="([^"]*)"', inspect.getsource(experiment.RunPlace.run_folder)).group(1)
         assert set(re.findall(r"--[a-z-]+", hint)) <= _options("experiment")
 
     def test_a_read_only_parse_cache_is_not_called_damaged(self, tmp_path):

@@ -15,7 +15,7 @@ from lessons_lib.pairs.data import LCQMC_SHA256, PairExample, examples_sha256, l
 from lessons_lib.pairs.classifier import PairClassifier
 from lessons_lib.pairs.config import PRESETS, PairClassifierConfig, TrainConfig, resolve_configs, resolve_recipe
 from lessons_lib.evaluation.metrics import mcnemar_exact, metrics_from_logits
-from lessons_lib.training.runs import load_checkpoint, load_metrics, load_pair_classifier, shown_command
+from lessons_lib.training.runs import RunFolder, load_checkpoint, load_metrics, load_pair_classifier, shown_command
 from lessons_lib.training.trainer import (
     EpochMetrics,
     best_dev_epoch,
@@ -115,14 +115,14 @@ def test_schedule_warms_up_then_decays() -> None:
 
 def test_resume_gives_the_same_result_as_an_uninterrupted_run(tmp_path: Path) -> None:
     straight = tiny_model()
-    full = train_pair_classifier(straight, TRAIN, DEV, VOCAB, CONFIG, test_examples=DEV, out_dir=tmp_path / "a",
+    full = train_pair_classifier(straight, TRAIN, DEV, VOCAB, CONFIG, test_examples=DEV, run_folder=RunFolder(tmp_path / "a"),
                                  progress=False, log=None)
     interrupted = tiny_model()
-    train_pair_classifier(interrupted, TRAIN, DEV, VOCAB, CONFIG, out_dir=tmp_path / "b", test_examples=DEV,
+    train_pair_classifier(interrupted, TRAIN, DEV, VOCAB, CONFIG, run_folder=RunFolder(tmp_path / "b"), test_examples=DEV,
                           progress=False, stop_after_epoch=1, log=None)
     resumed_model = tiny_model()  # a fresh process: new model, state comes from the checkpoint
     resumed = train_pair_classifier(resumed_model, TRAIN, DEV, VOCAB, CONFIG, test_examples=DEV,
-                                    out_dir=tmp_path / "b", progress=False, log=None)
+                                    run_folder=RunFolder(tmp_path / "b"), progress=False, log=None)
     assert resumed.resumed_from_epoch == 1
     assert [h.epoch for h in resumed.history] == [1, 2, 3]
     for (name, a), b in zip(straight.state_dict().items(), resumed_model.state_dict().values()):
@@ -133,23 +133,23 @@ def test_resume_gives_the_same_result_as_an_uninterrupted_run(tmp_path: Path) ->
 
 
 def test_resume_refuses_other_options_or_vocabulary(tmp_path: Path) -> None:
-    train_pair_classifier(tiny_model(), TRAIN, DEV, VOCAB, replace(CONFIG, epochs=1), out_dir=tmp_path,
+    train_pair_classifier(tiny_model(), TRAIN, DEV, VOCAB, replace(CONFIG, epochs=1), run_folder=RunFolder(tmp_path),
                           progress=False, log=None)
     before = (tmp_path / "checkpoint.pt").read_bytes()
     with pytest.raises(CourseInputError, match=r"another run \(train_config.lr: 0.001 in the checkpoint, 0.5 now\)"):
-        train_pair_classifier(tiny_model(), TRAIN, DEV, VOCAB, replace(CONFIG, epochs=1, lr=0.5), out_dir=tmp_path,
+        train_pair_classifier(tiny_model(), TRAIN, DEV, VOCAB, replace(CONFIG, epochs=1, lr=0.5), run_folder=RunFolder(tmp_path),
                               progress=False, log=None)
     other_vocab = Vocabulary.build(["别的字", *QUESTIONS])
     with pytest.raises(CourseInputError, match=r"vocabulary: '[0-9a-f]{16}' in the checkpoint"):
-        train_pair_classifier(tiny_model(), TRAIN, DEV, other_vocab, replace(CONFIG, epochs=1), out_dir=tmp_path,
+        train_pair_classifier(tiny_model(), TRAIN, DEV, other_vocab, replace(CONFIG, epochs=1), run_folder=RunFolder(tmp_path),
                               progress=False, log=None)
     with pytest.raises(CourseInputError, match="data.dev: "):
-        train_pair_classifier(tiny_model(), TRAIN, DEV[:4], VOCAB, replace(CONFIG, epochs=1), out_dir=tmp_path,
+        train_pair_classifier(tiny_model(), TRAIN, DEV[:4], VOCAB, replace(CONFIG, epochs=1), run_folder=RunFolder(tmp_path),
                               progress=False, log=None)
     with pytest.raises(CourseInputError, match="parameters: "):  # another architecture, even without a model config
         bigger = PairClassifier(PairClassifierConfig.from_options(len(VOCAB), d_model=32, n_heads=2, d_ff=32,
                                                                   match_flags=True))
-        train_pair_classifier(bigger, TRAIN, DEV, VOCAB, replace(CONFIG, epochs=1), out_dir=tmp_path,
+        train_pair_classifier(bigger, TRAIN, DEV, VOCAB, replace(CONFIG, epochs=1), run_folder=RunFolder(tmp_path),
                               progress=False, log=None)
     assert (tmp_path / "checkpoint.pt").read_bytes() == before  # a refused resume changes nothing
     with pytest.raises(CourseInputError, match="vocabulary mismatch"):
@@ -159,19 +159,19 @@ def test_resume_refuses_other_options_or_vocabulary(tmp_path: Path) -> None:
 def test_a_loss_that_is_not_finite_stops_training_naming_epoch_and_step(tmp_path: Path) -> None:
     with pytest.raises(CourseInputError, match=r"training diverged: the loss is (nan|inf) at epoch 1, step \d+ of 4"):
         train_pair_classifier(tiny_model(), TRAIN, DEV, VOCAB, replace(CONFIG, lr=1e30, warmup_ratio=0.0, clip_norm=0.0),
-                              out_dir=tmp_path, progress=False, log=None)
+                              run_folder=RunFolder(tmp_path), progress=False, log=None)
     assert not (tmp_path / "checkpoint.pt").exists()  # nothing of the diverged epoch is kept
 
 
 def test_starting_afresh_removes_the_previous_runs_files(tmp_path: Path) -> None:
     from lessons_lib.training.runs import PREDICTIONS_NAME, save_predictions
 
-    train_pair_classifier(tiny_model(), TRAIN, DEV, VOCAB, replace(CONFIG, epochs=1), out_dir=tmp_path,
+    train_pair_classifier(tiny_model(), TRAIN, DEV, VOCAB, replace(CONFIG, epochs=1), run_folder=RunFolder(tmp_path),
                           progress=False, log=None)
     save_predictions(tmp_path / PREDICTIONS_NAME, {"dev": ([1], [1], "a" * 16)})
     (tmp_path / "notes.txt").write_text("mine", encoding="utf-8")
     messages: list[str] = []
-    train_pair_classifier(tiny_model(), TRAIN, DEV, VOCAB, replace(CONFIG, epochs=1), out_dir=tmp_path, resume=False,
+    train_pair_classifier(tiny_model(), TRAIN, DEV, VOCAB, replace(CONFIG, epochs=1), run_folder=RunFolder(tmp_path, resume=False),
                           progress=False, stop_after_epoch=0, log=messages.append)
     assert "starting afresh: removed checkpoint.pt, metrics.json, vocab.json, predictions.json" in messages[0]
     assert not (tmp_path / "checkpoint.pt").exists() and not (tmp_path / PREDICTIONS_NAME).exists()
@@ -180,7 +180,7 @@ def test_starting_afresh_removes_the_previous_runs_files(tmp_path: Path) -> None
 
 def test_a_finished_run_reloads_and_predicts_the_same(tmp_path: Path) -> None:
     model = tiny_model()
-    result = train_pair_classifier(model, TRAIN, DEV, VOCAB, replace(CONFIG, epochs=1), out_dir=tmp_path,
+    result = train_pair_classifier(model, TRAIN, DEV, VOCAB, replace(CONFIG, epochs=1), run_folder=RunFolder(tmp_path),
                                    progress=False, log=None, model_config=model.config.to_dict())
     reloaded, vocab, run = load_pair_classifier(tmp_path)
     assert vocab.fingerprint() == VOCAB.fingerprint() and run.epoch == 1
@@ -447,15 +447,15 @@ def test_keep_best_dev_survives_an_interruption(tmp_path: Path) -> None:
     straight = tiny_model()
     full = train_pair_classifier(straight, train, dev, VOCAB, BEST_EARLY, test_examples=dev, progress=False, log=None,
                                  keep_best_dev=True)
-    train_pair_classifier(tiny_model(), train, dev, VOCAB, BEST_EARLY, test_examples=dev, out_dir=tmp_path,
+    train_pair_classifier(tiny_model(), train, dev, VOCAB, BEST_EARLY, test_examples=dev, run_folder=RunFolder(tmp_path),
                           progress=False, log=None, keep_best_dev=True, stop_after_epoch=3)
     resumed_model = tiny_model()
-    resumed = train_pair_classifier(resumed_model, train, dev, VOCAB, BEST_EARLY, test_examples=dev, out_dir=tmp_path,
+    resumed = train_pair_classifier(resumed_model, train, dev, VOCAB, BEST_EARLY, test_examples=dev, run_folder=RunFolder(tmp_path),
                                     progress=False, log=None, keep_best_dev=True)
     assert resumed.resumed_from_epoch == 3 and resumed.chosen_epoch == full.chosen_epoch
     assert _same_weights(straight, resumed_model) and resumed.test.predictions == full.test.predictions
     with pytest.raises(CourseInputError, match="keep_best_dev"):  # a checkpoint kept without the best weights
-        train_pair_classifier(tiny_model(), train, dev, VOCAB, BEST_EARLY, out_dir=tmp_path, progress=False, log=None)
+        train_pair_classifier(tiny_model(), train, dev, VOCAB, BEST_EARLY, run_folder=RunFolder(tmp_path), progress=False, log=None)
 
 
 def test_a_models_epoch_summary_is_recorded_after_every_epoch() -> None:

@@ -27,7 +27,7 @@ from lessons_lib.pairs.data import (LcqmcData, PairExample, distinct_sentences, 
                                     subsample)
 from lessons_lib.pairs.encoding import ExtrasFn, make_batches
 from lessons_lib.evaluation.metrics import EvalResult, evaluate, mcnemar_exact
-from lessons_lib.training.runs import load_run, load_weights
+from lessons_lib.training.runs import RunFolder, load_run, load_weights
 from lessons_lib.training.trainer import TrainResult, train_pair_classifier
 from lessons_lib.pairs.vocab import Vocabulary
 from lessons_lib.seeding import set_seed
@@ -218,16 +218,21 @@ class RunPlace:
     progress: bool
     epoch_choice: str = "last"
 
+    def run_folder(self) -> RunFolder | None:
+        """The run's folder in the work folder (``None``: the run stays in memory); resumed when it holds a checkpoint."""
+        if self.run_dir is None or self.work_dir is None:
+            return None
+        return RunFolder(Path(self.work_dir) / self.run_dir,
+                         restart_hint="another --work-dir, or move this run's folder away to train it afresh")
+
 
 def _train_and_score(model: SyntaxBiasedPairClassifier, data: LcqmcData, prepared, train_config, extras_fn, place: RunPlace,
                      model_spec: dict) -> RunRecord:
     """Train one run (resuming from its folder), score the test split once, and without the parser."""
     result = train_pair_classifier(
         model, prepared.train, data.dev.examples, prepared.vocab, train_config,
-        out_dir=None if place.run_dir is None or place.work_dir is None else Path(place.work_dir) / place.run_dir,
-        device=place.device,
+        run_folder=place.run_folder(), device=place.device,
         progress=place.progress, log=None, extras_fn=extras_fn, model_config=model_spec,
-        restart_hint="another --work-dir, or move this run's folder away to train it afresh",
         keep_best_dev=place.epoch_choice == "best_dev",
     )
     # The test split is scored once, after training, with the chosen epoch's weights: nothing is ever chosen by it.

@@ -67,39 +67,43 @@ def run_build_sample(args: argparse.Namespace) -> int:
 
 
 def _check_train_options(args: argparse.Namespace):
-    """Every option of ``lessons train``, checked before any data is read: ``(device, limit, recipe)``."""
+    """Every option of ``lessons train``, checked before any data is read: ``(device, limit, recipe, run folder)``.
+
+    The device is resolved and the run folder checked here, once: the trainer takes both as they are.
+    """
     import torch
 
     from lessons_lib.pairs.config import resolve_recipe
+    from lessons_lib.training.runs import RunFolder
     from lessons_lib.training.trainer import resolve_device
-    from lessons_lib.validation import check_int, check_not_a_file
+    from lessons_lib.validation import check_int
 
     threads = None if args.threads is None else check_int(args.threads, "--threads")
     limit = None if args.limit_train is None else check_int(args.limit_train, "--limit-train")
     device = resolve_device(args.device)
     with flag_names():
         recipe = resolve_recipe(args.preset, preset_overrides(args))
-    check_not_a_file(args.out, "--out")
+    folder = RunFolder.checked(
+        args.out, "--out", resume=not args.no_resume,
+        identity={"limit_train": limit, "lenient": args.lenient},  # the trainer adds the pairs' fingerprints
+        command=getattr(args, "command_line", None),
+        restart_hint="another --out, or start afresh (`lessons train --no-resume`)")
     if threads is not None:
         torch.set_num_threads(threads)
-    return device, limit, recipe
+    return device, limit, recipe, folder
 
 
 def run_train(args: argparse.Namespace) -> int:
     from lessons_lib.pairs.data import load_lcqmc
-    from lessons_lib.training.runs import run_folder_lock
-    from lessons_lib.validation import check_output_dir
 
-    device, limit, recipe = _check_train_options(args)
+    device, limit, recipe, folder = _check_train_options(args)
     data = load_lcqmc(args.data_dir, lenient=args.lenient)
-    out = check_output_dir(args.out, "--out")
-    with run_folder_lock(out):  # the whole command: a second one on this folder is refused
-        return _train_into(args, data, out, device, limit, recipe)
+    with folder.locked():  # the whole command: a second one on this folder is refused
+        return _train_into(args, data, folder, device, limit, recipe)
 
 
-def _train_into(args: argparse.Namespace, data, out: Path, device, limit: int | None, recipe) -> int:
+def _train_into(args: argparse.Namespace, data, folder, device, limit: int | None, recipe) -> int:
     from lessons_lib.pairs.classifier import PairClassifier
-    from lessons_lib.training.runs import CHECKPOINT_NAME
     from lessons_lib.training.trainer import train_pair_classifier
     from lessons_lib.pairs.vocab import Vocabulary
     from lessons_lib.seeding import set_seed
@@ -114,22 +118,19 @@ def _train_into(args: argparse.Namespace, data, out: Path, device, limit: int | 
     set_seed(train_config.seed)
     model = PairClassifier(model_config)
     print(f"parameters: {sum(p.numel() for p in model.parameters()):,}, vocabulary: {len(vocab)} tokens")
-    identity = {"limit_train": limit, "lenient": args.lenient}  # the trainer adds the pairs' fingerprints
+    out = folder.path
     try:
         result = train_pair_classifier(
             model, train_examples, data.dev.examples, vocab, train_config, test_examples=data.test.examples,
-            out_dir=out, resume=not args.no_resume, device=device, progress=not args.no_progress,
-            model_config=model_config.to_dict(), run_identity=identity,
+            run_folder=folder, device=device, progress=not args.no_progress, model_config=model_config.to_dict(),
             on_start=lambda: _record_skipped_lines(out, data, args.lenient),
-            restart_hint="another --out, or start afresh (`lessons train --no-resume`)",
-            command=getattr(args, "command_line", None),
         )
     except KeyboardInterrupt:
-        if not (out / CHECKPOINT_NAME).is_file():
+        if not folder.checkpoint.is_file():
             print("interrupted before the first epoch ended; nothing was kept: run the same command again to start")
             return 130
-        again = "the command again without --no-resume" if args.no_resume else "the same command again"
-        print(f"interrupted; the epochs finished so far are kept: run {again} to resume from {out / CHECKPOINT_NAME}")
+        again = "the command again without --no-resume" if not folder.resume else "the same command again"
+        print(f"interrupted; the epochs finished so far are kept: run {again} to resume from {folder.checkpoint}")
         return 130
     _write_predictions(out, result, data)
     _print_summary(out, result)

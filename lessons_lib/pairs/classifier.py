@@ -35,10 +35,15 @@ from lessons_lib.pairs.encoding import PairBatch
 from lessons_lib.pairs.vocab import SPECIAL_TOKENS
 from lessons_lib.transformer.encoder import Encoder
 
-__all__ = ["PairClassifier", "match_flags", "overlap_features"]
+__all__ = ["PairClassifier", "classification_loss", "match_flags", "overlap_features"]
 
 # Ids below this are [PAD], [UNK], [CLS], [SEP]: special tokens never "match".
 _FIRST_CHARACTER_ID = len(SPECIAL_TOKENS)
+
+
+def classification_loss(logits: torch.Tensor, batch: PairBatch) -> torch.Tensor:
+    """The task's loss, the one place it is written: cross-entropy of ``(B, n_classes)`` logits against ``batch.labels``."""
+    return F.cross_entropy(logits, batch.required_labels())
 
 
 def match_flags(token_ids: torch.Tensor, segment_ids: torch.Tensor, key_mask: torch.Tensor) -> torch.Tensor:
@@ -117,7 +122,7 @@ class PairClassifier(nn.Module):
 
         Variants with an auxiliary objective (a distance predictor) add their term here.
         """
-        return F.cross_entropy(self(batch), batch.required_labels())
+        return classification_loss(self(batch), batch)
 
     def set_keep_attention(self, keep: bool = True) -> None:
         """Store every block's attention weights on the next forward (for heatmaps)."""

@@ -24,10 +24,9 @@ from __future__ import annotations
 from typing import Callable, Mapping, Sequence
 
 import torch
-from torch.nn import functional as F
 
 from lessons_lib.errors import CourseInputError, FieldName, input_error
-from lessons_lib.pairs.classifier import PairClassifier
+from lessons_lib.pairs.classifier import PairClassifier, classification_loss
 from lessons_lib.pairs.config import PairClassifierConfig
 from lessons_lib.pairs.data import PairExample
 from lessons_lib.pairs.encoding import ExtrasFn, PairBatch
@@ -138,7 +137,7 @@ class SyntaxBiasedPairClassifier(PairClassifier):
     def training_loss(self, batch: PairBatch) -> torch.Tensor:
         """Cross-entropy of the task, plus ``predictor_weight`` × the predictor's loss when it has one."""
         states, predictor_term = self._encode(batch)
-        loss = F.cross_entropy(self.classify(states, batch), batch.required_labels())
+        loss = classification_loss(self.classify(states, batch), batch)
         return loss if predictor_term is None else loss + self.predictor_weight * predictor_term
 
     def _encode(self, batch: PairBatch) -> tuple[torch.Tensor, torch.Tensor | None]:

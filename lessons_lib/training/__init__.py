@@ -7,5 +7,6 @@ epoch is evaluated on dev and test).
 
 - :mod:`~lessons_lib.training.trainer` — optimiser, schedule, the resumable training loop.
 - :mod:`~lessons_lib.training.runs` — a run folder on disk: its file names, checkpoints,
-  metrics and predictions, and reloading a run.
+  metrics and predictions, reloading a run, and :class:`~lessons_lib.training.runs.RunFolder`,
+  the one value that checks, locks, resumes or clears a run's folder.
 """

@@ -16,6 +16,10 @@ see :mod:`lessons_lib.files`), its lock and which of its files may be removed. A
   a run writes there, ``.lessons.lock`` (locked with ``flock``; its holder's process id): one
   run at a time per folder.
 
+A run folder and how one run treats it (resume or start afresh, the caller's part of the run's
+identity, the command that ran it, how to start afresh) are one value, :class:`RunFolder`: it is
+checked, locked, resumed or cleared there, and nowhere else.
+
 Every file is written to a temporary name and renamed (:func:`save_checkpoint`,
 :func:`save_metrics`, :func:`save_vocab`, :func:`save_predictions`, :func:`save_skipped_lines`),
 so an interruption or a full disk never leaves half a file. A run that starts afresh
@@ -34,13 +38,14 @@ loaded. :func:`load_run` gives everything needed to rebuild the model.
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import pickle
 import zipfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Iterator, Mapping, Sequence
 
 import torch
 
@@ -50,6 +55,7 @@ from lessons_lib.pairs.classifier import PairClassifier
 from lessons_lib.pairs.config import PairClassifierConfig, TrainConfig
 from lessons_lib.pairs.data import FINGERPRINT_DIGITS, check_pairs_sha256, format_skipped_lines
 from lessons_lib.pairs.vocab import Vocabulary
+from lessons_lib.validation import check_not_a_file
 
 __all__ = [
     "CHECKPOINT_NAME",
@@ -59,6 +65,8 @@ __all__ = [
     "SKIPPED_LINES_NAME",
     "RUN_FILES",
     "TRAINER_FILES",
+    "DEFAULT_RESTART_HINT",
+    "RunFolder",
     "clear_run_folder",
     "load_metrics",
     "shown_command",
@@ -88,6 +96,10 @@ TRAINER_FILES = (CHECKPOINT_NAME, METRICS_NAME, VOCAB_NAME, PREDICTIONS_NAME)
 # Every file a run folder may hold.
 RUN_FILES = (*TRAINER_FILES, SKIPPED_LINES_NAME)
 _PREDICTIONS_FORMAT = "lessons-predictions/1"
+# How a library caller starts afresh; the command line says it with its own flags.
+DEFAULT_RESTART_HINT = "another output folder, or start afresh (resume=False)"
+# How many differing fields a refused resume names before it counts the rest.
+_SHOWN_DIFFERENCES = 6
 
 
 def run_folder_lock(directory: str | Path):
@@ -130,6 +142,97 @@ def clear_run_folder(directory: str | Path, names: Sequence[str] = RUN_FILES) ->
                 path.unlink()
             removed.append(path)
     return removed
+
+
+@dataclass
+class RunFolder:
+    """One training run's folder and how the run treats it.
+
+    Attributes:
+        path: the folder (created when the run starts).
+        resume: continue from its ``checkpoint.pt`` when there is one (only a run of the same
+            identity may); ``False`` starts afresh, removing the previous run's files first.
+        identity: what shapes the run besides what the trainer adds (JSON-like: limits, data
+            options, ...); compared field by field before resuming.
+        command: the command line that started the run, written into ``metrics.json`` beside the
+            identity (not part of it: resuming with other flags, such as ``--no-progress``, is allowed).
+        restart_hint: how the caller starts afresh: the end of the message refusing a checkpoint of
+            another run.
+    """
+
+    path: Path
+    resume: bool = True
+    identity: Mapping[str, Any] | None = None
+    command: Sequence[str] | None = None
+    restart_hint: str = DEFAULT_RESTART_HINT
+    # Whether a block of :meth:`locked` holds the folder now: a block inside it takes nothing again.
+    _held: bool = field(default=False, init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        self.path = Path(self.path)
+
+    @classmethod
+    def checked(cls, path: str | Path, name: str, **options: Any) -> "RunFolder":
+        """A run folder for ``path`` (the argument ``name``), checked before anything is read: a file there is an error."""
+        return cls(check_not_a_file(path, name), **options)
+
+    @property
+    def checkpoint(self) -> Path:
+        """Where the run's checkpoint is written after every epoch."""
+        return self.path / CHECKPOINT_NAME
+
+    @contextlib.contextmanager
+    def locked(self) -> Iterator[Path]:
+        """Create the folder and hold its lock while the block writes there: one run at a time per folder.
+
+        Inside a block that already holds it (a command that writes its own files after training
+        holds the folder while the trainer runs) the folder is neither created nor locked again.
+
+        Raises:
+            CourseInputError: another running command holds the folder (naming it), or it cannot be created.
+        """
+        if self._held:
+            yield self.path
+            return
+        with file_errors(self.path, "create the folder"):
+            self.path.mkdir(parents=True, exist_ok=True)
+        with run_folder_lock(self.path):
+            self._held = True
+            try:
+                yield self.path
+            finally:
+                self._held = False
+
+    def check_identity(self, saved: Any, current: Any) -> None:
+        """Refuse to resume the checkpoint of a run whose identity ``saved`` differs from ``current``.
+
+        Raises:
+            CourseInputError: naming the fields that differ and how to start afresh.
+        """
+        differences = identity_differences(saved, current)
+        if not differences:
+            return
+        shown = "; ".join(differences[:_SHOWN_DIFFERENCES])
+        if len(differences) > _SHOWN_DIFFERENCES:
+            shown += f"; and {len(differences) - _SHOWN_DIFFERENCES} more"
+        raise CourseInputError(f"cannot resume from {self.checkpoint}: it was written by another run ({shown}). Use the "
+                               f"same data and options, {self.restart_hint}")
+
+    def settle(self, resume_from: Callable[[Path], None], log: Callable[[str], None] | None) -> None:
+        """Resume from the checkpoint (``resume_from(checkpoint)``) or clear the previous run's files.
+
+        Only files the course wrote are removed or overwritten: any other file of a run file's
+        name is refused before anything changes (see :func:`clear_run_folder`). A resumed run
+        loses its ``predictions.json``: a finished command writes it again.
+        """
+        if self.resume and self.checkpoint.is_file():
+            resume_from(self.checkpoint)
+            refuse_foreign_files(self.path, TRAINER_FILES)  # the run writes every one of them again
+            clear_run_folder(self.path, [PREDICTIONS_NAME])
+            return
+        removed = clear_run_folder(self.path, TRAINER_FILES)
+        if removed and log:
+            log(f"starting afresh: removed {', '.join(p.name for p in removed)} of the previous run in {self.path}")
 
 
 def save_metrics(directory: str | Path, train_config: dict, model_config: Any, best_epoch: int,

@@ -33,16 +33,15 @@ from typing import Any, Callable, Mapping, Sequence
 
 import torch
 from torch import nn
-from torch.nn import functional as F
 
-from lessons_lib.errors import CourseInputError, FieldName, file_errors, input_error
+from lessons_lib.errors import CourseInputError, FieldName, input_error
+from lessons_lib.pairs.classifier import classification_loss
 from lessons_lib.pairs.config import TrainConfig
 from lessons_lib.pairs.data import PairExample, examples_fingerprint
 from lessons_lib.pairs.encoding import ExtrasFn, make_batches
 from lessons_lib.evaluation.metrics import EvalResult, evaluate
-from lessons_lib.training.runs import (CHECKPOINT_NAME, PREDICTIONS_NAME, TRAINER_FILES, clear_run_folder,
-                                    identity_differences, load_checkpoint, load_weights, refuse_foreign_files,
-                                    run_folder_lock, save_checkpoint, save_metrics, save_vocab)
+from lessons_lib.training.runs import (CHECKPOINT_NAME, RunFolder, load_checkpoint, load_weights, save_checkpoint,
+                                    save_metrics, save_vocab)
 from lessons_lib.pairs.vocab import Vocabulary
 
 __all__ = [
@@ -198,13 +197,9 @@ def _set_rng_state(state: dict) -> None:
 
 
 def _training_loss(model: nn.Module, batch) -> torch.Tensor:
-    """The model's own ``training_loss(batch)`` when it has one (an auxiliary term), else cross-entropy."""
+    """The model's own ``training_loss(batch)`` when it has one (an auxiliary term), else the task's cross-entropy."""
     own = getattr(model, "training_loss", None)
-    return own(batch) if callable(own) else F.cross_entropy(model(batch), batch.required_labels())
-
-
-# How a library caller starts afresh; the command line says it with its own flags.
-DEFAULT_RESTART_HINT = "another output folder, or start afresh (resume=False)"
+    return own(batch) if callable(own) else classification_loss(model(batch), batch)
 
 
 class _Trainer:
@@ -212,12 +207,12 @@ class _Trainer:
 
     def __init__(self, model: nn.Module, vocab: Vocabulary, config: TrainConfig, device: torch.device,
                  steps_per_epoch: int, extras_fn: ExtrasFn | None, model_config: dict | None,
-                 run_identity: Mapping[str, Any] | None = None, restart_hint: str = DEFAULT_RESTART_HINT,
-                 command: Sequence[str] | None = None, keep_best_dev: bool = False) -> None:
+                 run_identity: Mapping[str, Any] | None = None, folder: RunFolder | None = None,
+                 keep_best_dev: bool = False) -> None:
         self.model, self.vocab, self.config, self.device = model, vocab, config, device
-        self.command = command
+        self.folder = folder
         self.extras_fn, self.model_config = extras_fn, model_config
-        self.steps_per_epoch, self.restart_hint = steps_per_epoch, restart_hint
+        self.steps_per_epoch = steps_per_epoch
         # The thread count and the CPU's kernel set are part of the identity: torch's CPU kernels sum
         # in another order with another count or other vector units, so a run resumed with another
         # ends with other weights.
@@ -240,13 +235,8 @@ class _Trainer:
     def resume(self, checkpoint_path: Path, log: Callable[[str], None] | None) -> None:
         """Continue from a checkpoint written by a run of the same identity (else an error naming the fields)."""
         checkpoint = load_checkpoint(checkpoint_path)
-        differences = identity_differences(checkpoint.get("run_identity", {}), self.identity)
-        if differences:
-            shown = "; ".join(differences[:6]) + (f"; and {len(differences) - 6} more" if len(differences) > 6 else "")
-            raise CourseInputError(
-                f"cannot resume from {checkpoint_path}: it was written by another run ({shown}). Use the same "
-                f"data and options, {self.restart_hint}"
-            )
+        assert self.folder is not None  # a checkpoint is only ever resumed from a run folder
+        self.folder.check_identity(checkpoint.get("run_identity", {}), self.identity)
         load_weights(self.model, checkpoint["model_state"], checkpoint_path)
         try:
             self.optimizer.load_state_dict(checkpoint["optimizer_state"])
@@ -359,7 +349,7 @@ class _Trainer:
     def save_metrics(self, out_path: Path) -> None:
         """``metrics.json`` of the epochs so far."""
         save_metrics(out_path, self.config.to_dict(), self.model_config, best_dev_epoch(self.history),
-                     [asdict(h) for h in self.history], self.identity, self.command)
+                     [asdict(h) for h in self.history], self.identity, None if self.folder is None else self.folder.command)
 
 
 def _parameter_fingerprint(model: nn.Module) -> str:
@@ -381,23 +371,6 @@ def _run_identity(splits: tuple, extra: Mapping[str, Any] | None) -> dict:
             **(extra or {})}
 
 
-def _settle_run_folder(trainer: _Trainer, out_path: Path, resume: bool, log: Callable[[str], None] | None) -> None:
-    """Resume from ``out_path``'s checkpoint, or clear the previous run's files; then save the vocabulary.
-
-    Only files the course wrote are removed or overwritten: any other file of a run file's
-    name is refused before anything changes (see :func:`lessons_lib.training.runs.clear_run_folder`).
-    """
-    if resume and (out_path / CHECKPOINT_NAME).is_file():
-        trainer.resume(out_path / CHECKPOINT_NAME, log)
-        refuse_foreign_files(out_path, TRAINER_FILES)  # the run writes every one of them again
-        clear_run_folder(out_path, [PREDICTIONS_NAME])  # predictions exist only for a finished command
-    else:
-        removed = clear_run_folder(out_path, TRAINER_FILES)
-        if removed and log:
-            log(f"starting afresh: removed {', '.join(p.name for p in removed)} of the previous run in {out_path}")
-    save_vocab(out_path, trainer.vocab)
-
-
 def train_pair_classifier(
     model: nn.Module,
     train_examples: Sequence[PairExample],
@@ -406,18 +379,14 @@ def train_pair_classifier(
     config: TrainConfig,
     *,
     test_examples: Sequence[PairExample] | None = None,
-    out_dir: str | Path | None = None,
-    resume: bool = True,
+    run_folder: RunFolder | None = None,
     device: str | torch.device = "cpu",
     progress: bool = True,
     stop_after_epoch: int | None = None,
     extras_fn: ExtrasFn | None = None,
     model_config: dict | None = None,
-    run_identity: Mapping[str, Any] | None = None,
     on_start: Callable[[], None] | None = None,
     log: Callable[[str], None] | None = print,
-    restart_hint: str = "",
-    command: Sequence[str] | None = None,
     keep_best_dev: bool = False,
 ) -> TrainResult:
     """Train ``model`` on ``train_examples``, evaluating on dev (and test) after every epoch.
@@ -425,60 +394,54 @@ def train_pair_classifier(
     Args:
         model: ``forward(PairBatch) -> (B, C)`` logits; build it after seeding for a repeatable init.
         train_examples, dev_examples, test_examples: labelled pairs.
-        vocab: the training vocabulary (saved to ``out_dir/vocab.json``, fingerprint in the checkpoint).
+        vocab: the training vocabulary (saved to the run folder's ``vocab.json``, fingerprint in the checkpoint).
         config: see :class:`TrainConfig`.
-        out_dir: where ``checkpoint.pt`` (every epoch), ``metrics.json`` and ``vocab.json`` go;
-            ``None`` keeps everything in memory.
-        resume: continue from ``out_dir/checkpoint.pt`` when there is one (a run of the same identity
-            required). Starting afresh removes the previous run's files from ``out_dir`` first;
-            resuming removes its ``predictions.json`` (a finished command writes it again).
-        device: ``"cpu"`` or ``"cuda"``.
+        run_folder: where ``checkpoint.pt`` (every epoch), ``metrics.json`` and ``vocab.json`` go, whether
+            to resume from its checkpoint, the caller's part of the run's identity and the command
+            (see :class:`~lessons_lib.training.runs.RunFolder`); ``None`` keeps everything in memory.
+            The run's identity adds the fingerprints of the three splits' pairs, the options, the
+            vocabulary, the parameter shapes and the torch thread count to the folder's own.
+            Starting afresh removes the previous run's files from the folder first; resuming
+            removes its ``predictions.json`` (a finished command writes it again).
+        device: ``"cpu"`` or ``"cuda"``; a ``torch.device`` is taken as already resolved
+            (by :func:`resolve_device`).
         progress: show a tqdm bar per epoch.
         stop_after_epoch: end after this epoch (to simulate an interruption in tests).
         extras_fn: per-batch hook filling ``batch.extras`` (see :func:`lessons_lib.pairs.encoding.make_batches`).
         model_config: stored in the checkpoint so that the model can be rebuilt from it.
-        run_identity: what else shapes the run (JSON-like: data file names, limits, ...); stored
-            in the checkpoint with the fingerprints of the three splits' pairs, the options, the
-            vocabulary, the parameter shapes and the torch thread count, and compared field by
-            field before resuming.
         on_start: called once the run folder is settled (resumed, or cleared for a fresh
             start), before the first epoch: the place to write files of one's own there.
         log: where one-line epoch summaries go (``None``: nowhere).
-        restart_hint: how the caller starts afresh, the end of the message refusing a
-            checkpoint of another run (default: another folder, or ``resume=False``).
-        command: the command line that started the run, written into ``metrics.json`` beside the
-            identity (not part of it: resuming with other flags, such as ``--no-progress``, is allowed).
         keep_best_dev: keep the weights of the epoch with the most correct dev pairs (the earliest
             on ties; kept in the checkpoint too) and, once the last epoch is done, end with them:
             the returned dev and test results are then that epoch's. The whole schedule still runs.
 
-    While it runs, ``out_dir`` is locked (:func:`lessons_lib.training.runs.run_folder_lock`): a
-    second run on the same folder is refused.
+    While it runs, the run folder is locked (:meth:`~lessons_lib.training.runs.RunFolder.locked`):
+    a second run on the same folder is refused.
 
     Raises:
         CourseInputError: empty splits, a checkpoint of another run, another run writing
-            ``out_dir``, a file there that the course did not write, or a loss that is not finite.
+            the folder, a file there that the course did not write, or a loss that is not finite.
     """
     if len(train_examples) == 0 or len(dev_examples) == 0:
         raise CourseInputError("training needs non-empty train and dev splits")
-    trainer = _Trainer(model, vocab, config, resolve_device(device), math.ceil(len(train_examples) / config.batch_size),
-                       extras_fn, model_config, _run_identity((train_examples, dev_examples, test_examples), run_identity),
-                       restart_hint or DEFAULT_RESTART_HINT, command, keep_best_dev)
     splits = (train_examples, dev_examples, test_examples)
+    trainer = _Trainer(model, vocab, config, device if isinstance(device, torch.device) else resolve_device(device),
+                       math.ceil(len(train_examples) / config.batch_size), extras_fn, model_config,
+                       _run_identity(splits, None if run_folder is None else run_folder.identity), run_folder,
+                       keep_best_dev)
     last_epoch = config.epochs if stop_after_epoch is None else min(config.epochs, stop_after_epoch)
-    if out_dir is None:
+    if run_folder is None:
         if on_start is not None:
             on_start()
         return _finish(trainer, _train_until(trainer, last_epoch, splits, None, progress, log), splits, 0)
-    out_path = Path(out_dir)
-    with file_errors(out_path, "create the folder"):
-        out_path.mkdir(parents=True, exist_ok=True)
-    with run_folder_lock(out_path):
-        _settle_run_folder(trainer, out_path, resume, log)
+    with run_folder.locked():
+        run_folder.settle(lambda checkpoint: trainer.resume(checkpoint, log), log)
+        save_vocab(run_folder.path, vocab)
         if on_start is not None:
             on_start()
         resumed_from = trainer.epoch
-        results = _train_until(trainer, last_epoch, splits, out_path, progress, log)
+        results = _train_until(trainer, last_epoch, splits, run_folder.path, progress, log)
     return _finish(trainer, results, splits, resumed_from)
 
 
