@@ -26,6 +26,7 @@ def test_each_run_is_one_checked_file_and_a_rerun_keeps_it(tmp_path, cli):
     names = sorted(p.name for p in out.glob("f*.json"))
     assert names == ["f0.5-learned-gold-s1.json", "f0.5-learned-gold-s2.json", "f0.5-none-none-s1.json",
                      "f0.5-none-none-s2.json"]
+    assert not list(out.glob("*.checkpoint.pt"))  # a finished run's checkpoint is removed
     record = load_results(out / "f0.5-learned-gold-s1.json")
     assert record["train_pairs"] == 8 and record["seed"] == 1 and record["trees"] == "gold"
     assert record["provenance"]["cpu_capability"] and "translate" in record["command"]
@@ -98,3 +99,14 @@ def test_an_output_inside_the_data_folder_is_refused(tmp_path, cli):
     write_tiny_folder(data)
     done = cli(_args(data, data / "results"))
     assert done.code == 2 and "inside the data folder" in done.err
+
+
+def test_a_checkpoint_the_course_did_not_write_is_refused_in_one_line(tmp_path, cli):
+    data = tmp_path / "pairs"
+    write_tiny_folder(data)
+    out = tmp_path / "results"
+    out.mkdir()
+    (out / "f0.5-none-none-s1.checkpoint.pt").write_bytes(b"not a checkpoint")
+    done = cli(_args(data, out, "--variants", "none", "--seeds", "1", "--fractions", "0.5"))
+    assert done.code == 2 and "f0.5-none-none-s1.checkpoint.pt: not a checkpoint the course wrote" in done.err
+    assert not (out / "f0.5-none-none-s1.json").exists()

@@ -173,3 +173,51 @@ def test_the_command_line_offers_exactly_the_tree_sources():
     from lessons_lib.translation.trees import DERIVED_TREES, TREE_SOURCES
 
     assert TREE_CHOICES == TREE_SOURCES and set(DERIVED_TREES) < set(TREE_SOURCES)
+
+
+class _Stop(Exception):
+    """Stands for a run killed after an epoch (the end of a working session)."""
+
+
+def _stop_after(epoch):
+    def log(line):
+        if line.startswith(f"epoch {epoch}:"):
+            raise _Stop
+    return log
+
+
+def test_an_interrupted_run_resumes_from_its_checkpoint_to_the_same_numbers(tmp_path):
+    data = write_tiny_folder(tmp_path / "pairs")
+    trees = gold_trees(data, [*data.train, *data.dev, *data.test])
+    config = TranslationTrainConfig(epochs=4, batch_size=8)
+    identity = {"run": "learned-gold seed 5"}
+    straight, straight_model = train_translator(data.train, data.dev, data.test, "learned", 5, trees, "gold", config)
+    checkpoint = tmp_path / "run.checkpoint.pt"
+    with pytest.raises(_Stop):
+        train_translator(data.train, data.dev, data.test, "learned", 5, trees, "gold", config,
+                         log=_stop_after(2), checkpoint=checkpoint, identity=identity)
+    assert torch.load(checkpoint, weights_only=True)["epoch"] == 2
+    lines = []
+    resumed, resumed_model = train_translator(data.train, data.dev, data.test, "learned", 5, trees, "gold", config,
+                                              log=lines.append, checkpoint=checkpoint, identity=identity)
+    assert lines[0] == f"resumed from {checkpoint} after epoch 2" and [h["epoch"] for h in resumed.history] == [1, 2, 3, 4]
+    assert resumed.history == straight.history and resumed.best_epoch == straight.best_epoch
+    assert resumed.hypotheses == straight.hypotheses
+    for name, tensor in straight_model.state_dict().items():
+        assert torch.equal(tensor, resumed_model.state_dict()[name]), name
+
+
+def test_a_checkpoint_of_another_run_or_one_changed_since_is_refused(tmp_path):
+    data = write_tiny_folder(tmp_path / "pairs")
+    config = TranslationTrainConfig(epochs=2, batch_size=8)
+    checkpoint = tmp_path / "run.checkpoint.pt"
+    with pytest.raises(_Stop):
+        train_translator(data.train, data.dev, data.test, "none", 1, None, "none", config, log=_stop_after(1),
+                         checkpoint=checkpoint, identity={"lr": 0.001, "seed": 1})
+    with pytest.raises(CourseInputError, match=r"the checkpoint of another run \(lr: 0.001 in the checkpoint, 0.002 now\)"):
+        train_translator(data.train, data.dev, data.test, "none", 1, None, "none", config,
+                         checkpoint=checkpoint, identity={"lr": 0.002, "seed": 1})
+    checkpoint.write_bytes(checkpoint.read_bytes() + b"\0")
+    with pytest.raises(CourseInputError, match="not a checkpoint the course wrote, or changed since"):
+        train_translator(data.train, data.dev, data.test, "none", 1, None, "none", config,
+                         checkpoint=checkpoint, identity={"lr": 0.001, "seed": 1})

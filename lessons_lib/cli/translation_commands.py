@@ -18,7 +18,9 @@ read, left out, converted and wrote (counts only, never a sentence).
 ``lessons translate`` trains on the course corpus (``--data-dir`` left out: the shipped
 ``data/translation_corpus``) or real pairs in the same format. Each (fraction, variant, trees,
 seed) is one run and one JSON file in ``--out-dir``; a finished file of the same data and knobs
-is kept and its run skipped, so an interrupted command resumes when started again. The variants
+is kept and its run skipped, and a run saves itself after every epoch (``….checkpoint.pt``, removed
+once its file is written), so an interrupted command resumes, the run it stopped in from its last
+finished epoch, when started again with the same flags. The variants
 come from the syntax-bias registry (those reading tree buckets); the training and model flags
 from :mod:`lessons_lib.translation.config`.
 """
@@ -296,10 +298,10 @@ def _run_all(args: argparse.Namespace, data, data_dir: Path, runs: list, names: 
     from lessons_lib.files import record_written
     from lessons_lib.provenance import run_provenance
     from lessons_lib.syntax_bias.registry import options_for
-    from lessons_lib.training.runs import shown_command
+    from lessons_lib.training.runs import clear_run_folder, shown_command
     from lessons_lib.translation.pairs_folder import pairs_sha256
     from lessons_lib.pairs.data import subsample
-    from lessons_lib.translation.results import RESULTS_KIND, results_record
+    from lessons_lib.translation.results import RESULTS_KIND, checkpoint_name, results_record
     from lessons_lib.translation.training import train_translator
 
     from lessons_lib.translation.trees import DERIVED_TREES, derived_trees
@@ -321,13 +323,21 @@ def _run_all(args: argparse.Namespace, data, data_dir: Path, runs: list, names: 
         if base is not None and variant != "none" and args.trees in DERIVED_TREES:
             trees, boundaries_kept = derived_trees(args.trees, base, seed)
         train = subsample(data.train, fraction, seed)
-        run, _ = train_translator(train, data.dev, data.test, variant, seed, trees, args.trees, train_config, sizes,
-                                  options_for(variant, bias))
         facts = {"train_pairs": len(train), "train_subset_sha256": pairs_sha256(train)}
+        checkpoint = args.out_dir / checkpoint_name(name)
+        identity = {"results_file": name, "trees": args.trees, "provenance": context["provenance"], **facts,
+                    **{key: context[key] for key in IDENTITY_KEYS}}
+        if args.force:  # replacing the run: an interrupted one is started afresh too
+            clear_run_folder(args.out_dir, [checkpoint.name])
+        elif checkpoint.exists():
+            print(f"{name}: resuming from {checkpoint.name}")
+        run, _ = train_translator(train, data.dev, data.test, variant, seed, trees, args.trees, train_config, sizes,
+                                  options_for(variant, bias), checkpoint=checkpoint, identity=identity)
         if boundaries_kept is not None:
             facts["word_boundaries_kept"] = boundaries_kept
         record = results_record(run, data.test, fraction, {**context, **facts}, args.numbers_only)
         record_written(path, json.dumps(record, ensure_ascii=False, indent=1) + "\n", kind=RESULTS_KIND)
+        clear_run_folder(args.out_dir, [checkpoint.name])  # the run is finished: its file says everything
         scores = ", ".join(f"{group} {score.bleu:.2f}" for group, score in run.scores.items())
         print(f"{name}: BLEU {scores} (epoch {run.best_epoch}, {run.seconds:.0f} s)")
     return 0

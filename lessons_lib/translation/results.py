@@ -18,7 +18,7 @@ from lessons_lib.evaluation.translation import SentenceStatistics, bleu_from_sta
 from lessons_lib.translation.pairs_folder import TranslationPair
 from lessons_lib.translation.training import TranslationRun
 
-__all__ = ["RESULTS_FORMAT", "RESULTS_KIND", "results_name", "results_record", "load_results"]
+__all__ = ["RESULTS_FORMAT", "RESULTS_KIND", "results_name", "checkpoint_name", "results_record", "load_results"]
 
 RESULTS_FORMAT = "lessons-translation-run/1"
 RESULTS_KIND = "translation results"
@@ -27,6 +27,12 @@ RESULTS_KIND = "translation results"
 def results_name(fraction: float, variant: str, trees: str, seed: int) -> str:
     """``f0.1-learned-gold-s3.json``: one file per (fraction, arm, seed)."""
     return f"f{fraction:g}-{variant}-{trees}-s{seed}.json"
+
+
+def checkpoint_name(results_file: str) -> str:
+    """``f0.1-learned-gold-s3.checkpoint.pt``: where the run of ``results_file`` is saved after every
+    epoch until that file is written (then it is removed)."""
+    return results_file.removesuffix(".json") + ".checkpoint.pt"
 
 
 def results_record(run: TranslationRun, test: Sequence[TranslationPair], fraction: float, context: dict,

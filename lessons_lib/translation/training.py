@@ -3,7 +3,9 @@ AdamW with warm-up, the dev-chosen epoch, and BLEU/chrF per group of test senten
 
 - :func:`translator_config` — the encoder–decoder of :class:`~lessons_lib.translation.config.TranslatorSizes`.
 - :func:`translation_vocabularies` — the vocabularies of a training split.
-- :func:`train_translator` — one run: train, choose the epoch by dev BLEU (greedy), translate test.
+- :func:`train_translator` — one run: train, choose the epoch by dev BLEU (greedy), translate test;
+  with a checkpoint path, every epoch is saved there and an interrupted run resumes from it, to the
+  same numbers as a run that was never stopped.
 - :func:`translate_pairs` — the hypotheses of a trained translator for a list of pairs.
 - :class:`TranslationRun` — what a run leaves: its history, the chosen epoch, the test
   hypotheses, their sentence statistics and the scores per group.
@@ -14,11 +16,13 @@ from __future__ import annotations
 import copy
 import time
 from dataclasses import dataclass, field
-from typing import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, Callable, Mapping, Sequence
 
 import torch
 
-from lessons_lib.errors import CourseInputError
+from lessons_lib.errors import CourseInputError, file_errors
+from lessons_lib.files import record_via, written_by_course
 from lessons_lib.evaluation.translation import (CorpusScores, SentenceStatistics, corpus_scores,
                                                 sentence_statistics)
 from lessons_lib.pairs.encoding import batch_indices
@@ -26,6 +30,7 @@ from lessons_lib.pairs.vocab import Vocabulary, tokenize_chars
 from lessons_lib.syntax.buckets import DEFAULT_SCHEME, BucketScheme
 from lessons_lib.syntax.parser import Parse
 from lessons_lib.syntax_bias.registry import variant as registry_variant
+from lessons_lib.training.runs import identity_differences
 from lessons_lib.training.trainer import parameter_groups
 from lessons_lib.transformer.config import EncoderConfig
 from lessons_lib.translation.config import TranslationTrainConfig, TranslatorSizes
@@ -35,7 +40,9 @@ from lessons_lib.translation.pairs_folder import TranslationPair
 from lessons_lib.translation.trees import source_buckets
 
 __all__ = ["translator_config", "TranslationRun", "translation_vocabularies", "train_translator", "translate_pairs",
-           "group_scores"]
+           "group_scores", "CHECKPOINT_KIND"]
+
+CHECKPOINT_KIND = "translation checkpoint"
 
 
 def translator_config(source_vocab_size: int, sizes: TranslatorSizes | None = None) -> EncoderConfig:
@@ -116,7 +123,8 @@ def train_translator(train: Sequence[TranslationPair], dev: Sequence[Translation
                      config: TranslationTrainConfig | None = None,
                      sizes: TranslatorSizes | None = None, bias_options: object = None,
                      scheme: BucketScheme = DEFAULT_SCHEME,
-                     log: Callable[[str], None] | None = None) -> tuple[TranslationRun, SyntaxBiasedTranslator]:
+                     log: Callable[[str], None] | None = None, checkpoint: Path | None = None,
+                     identity: Mapping[str, Any] | None = None) -> tuple[TranslationRun, SyntaxBiasedTranslator]:
     """Train one translator and translate ``test`` with the dev-chosen epoch.
 
     Args:
@@ -129,6 +137,15 @@ def train_translator(train: Sequence[TranslationPair], dev: Sequence[Translation
         config: the training knobs (default :class:`TranslationTrainConfig`'s).
         sizes: the model's sizes (:func:`translator_config`).
         bias_options: the variant's options (``None``: its defaults).
+        checkpoint: where the run is saved after every epoch (weights, optimiser, scheduler, the
+            random state, the history and the best epoch so far); a checkpoint already there is
+            resumed when it was written by a run of the same ``identity`` (everything that shapes the
+            run: data, knobs, subset, commit, kernel set), and refused otherwise.
+        identity: the run's identity, stored in and compared with the checkpoint.
+
+    Raises:
+        CourseInputError: the variant reads no tree buckets or lacks its trees; the checkpoint is not
+            the course's, was changed, or belongs to another run (naming the fields that differ).
     """
     config = config or TranslationTrainConfig()
     entry = registry_variant(variant)
@@ -146,8 +163,18 @@ def train_translator(train: Sequence[TranslationPair], dev: Sequence[Translation
     warmup = max(1, round(config.warmup_ratio * config.epochs * steps_per_epoch))
     scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: min(1.0, (step + 1) / warmup))
     run = TranslationRun(variant, tree_source if trees is not None else "none", seed)
-    best_bleu, best_state = -1.0, copy.deepcopy(model.state_dict())
-    for epoch in range(1, config.epochs + 1):
+    best_bleu, best_state, first_epoch, seconds_before = -1.0, copy.deepcopy(model.state_dict()), 1, 0.0
+    saved = _load_checkpoint(checkpoint, identity) if checkpoint is not None else None
+    if saved is not None:
+        model.load_state_dict(saved["model"])
+        optimizer.load_state_dict(saved["optimizer"])
+        scheduler.load_state_dict(saved["scheduler"])
+        torch.set_rng_state(saved["rng"])
+        run.history, run.best_epoch, best_bleu, best_state = saved["history"], saved["best_epoch"], saved["best_bleu"], saved["best_state"]
+        first_epoch, seconds_before = saved["epoch"] + 1, saved["seconds"]
+        if log is not None:
+            log(f"resumed from {checkpoint} after epoch {saved['epoch']}")
+    for epoch in range(first_epoch, config.epochs + 1):
         model.train()
         total, tokens = 0.0, 0
         for batch in _batches(train, vocabs, trees, scheme, config.batch_size, shuffle=True, seed=seed * 1000 + epoch):
@@ -162,14 +189,44 @@ def train_translator(train: Sequence[TranslationPair], dev: Sequence[Translation
         dev_hypotheses = translate_pairs(model, dev, vocabs, trees, config.max_target_len, 1, scheme)
         dev_bleu = corpus_scores(dev_hypotheses, [pair.reference for pair in dev]).bleu
         run.history.append({"epoch": epoch, "train_loss": total / tokens, "dev_bleu": dev_bleu, **model.epoch_summary()})
-        if log is not None:
-            log(f"epoch {epoch}: train loss {total / tokens:.4f}, dev BLEU {dev_bleu:.2f}")
         if dev_bleu > best_bleu or config.epoch_choice == "last":
             best_bleu, best_state, run.best_epoch = dev_bleu, copy.deepcopy(model.state_dict()), epoch
+        if checkpoint is not None:  # saved before anything else can stop the run
+            _save_checkpoint(checkpoint, {
+                "identity": identity, "epoch": epoch, "model": model.state_dict(), "optimizer": optimizer.state_dict(),
+                "scheduler": scheduler.state_dict(), "rng": torch.get_rng_state(), "history": run.history,
+                "best_epoch": run.best_epoch, "best_bleu": best_bleu, "best_state": best_state,
+                "seconds": seconds_before + time.perf_counter() - started})
+        if log is not None:
+            log(f"epoch {epoch}: train loss {total / tokens:.4f}, dev BLEU {dev_bleu:.2f}")
     model.load_state_dict(best_state)
     run.hypotheses = translate_pairs(model, test, vocabs, trees, config.max_target_len, config.test_beam, scheme)
     run.statistics = sentence_statistics(run.hypotheses, [pair.reference for pair in test])
     run.scores = group_scores(test, run.hypotheses)
-    run.seconds = time.perf_counter() - started
+    run.seconds = seconds_before + time.perf_counter() - started
     return run, model
+
+
+def _save_checkpoint(path: Path, state: dict) -> None:
+    """Write ``state`` to ``path`` atomically, recorded as the course's checkpoint."""
+    record_via(path, lambda temporary: torch.save(state, temporary), kind=CHECKPOINT_KIND)
+
+
+def _load_checkpoint(path: Path, identity: Mapping[str, Any] | None) -> dict | None:
+    """The checkpoint at ``path`` (``None`` if there is none), checked to be the course's and this run's.
+
+    Loaded with ``weights_only=True``: it holds tensors, numbers, strings, lists and dicts only.
+    """
+    if not path.exists():
+        return None
+    if not written_by_course(path, CHECKPOINT_KIND):
+        raise CourseInputError(f"{path}: not a checkpoint the course wrote, or changed since; remove it to start "
+                               "this run afresh")
+    with file_errors(path):
+        state = torch.load(path, weights_only=True)
+    differences = identity_differences(state.get("identity"), identity)
+    if differences:
+        raise CourseInputError(f"{path}: the checkpoint of another run ({'; '.join(differences[:4])}); remove it to "
+                               "start this run afresh, or run the command as it was")
+    return state
 
