@@ -401,10 +401,17 @@ def check_output_folder(folder: str | os.PathLike, flag: str, names: Sequence[st
         foreign = [name for name in names
                    if (folder / name).is_symlink() or ((folder / name).exists() and not written_by_course(folder / name, kind))]
     if foreign:
-        shown = ", ".join(foreign[:5]) + (f" and {len(foreign) - 5} more" if len(foreign) > 5 else "")
-        what = "files the course did not write there" if kind is None else f"files that are not a {kind} the course wrote"
-        raise output_refused(flag, folder, f"holds {what}, or that were changed since ({shown})")
+        raise output_refused(flag, folder, _not_the_courses(foreign, kind))
     return folder
+
+
+def _not_the_courses(foreign: Sequence[str], kind: str | None) -> str:
+    """Why an output folder is refused: its files (five at most) the course did not write, as ``kind`` if given."""
+    shown = ", ".join(foreign[:5]) + (f" and {len(foreign) - 5} more" if len(foreign) > 5 else "")
+    # A kind named in the plural ("translation results") takes no article.
+    written_as = "there" if kind is None else f"as {kind}" if kind.endswith("results") else f"as a {kind}"
+    was = "was" if len(foreign) == 1 else "were"
+    return f"holds {shown}, which the course did not write {written_as} (or which {was} changed since)"
 
 
 def written_by_course(path: str | os.PathLike, kind: str | None = None) -> bool:

@@ -56,6 +56,8 @@ def _notebooks(root: Path) -> None:
         for name in files:
             shutil.copy(root / name, root / folder / name)
     shutil.copy(FAST_LESSON, root / "lessons" / FAST_LESSON.name)
+    (root / "users_executed").mkdir()  # a learner's own notebook where `lessons execute` would write its copy
+    (root / "users_executed" / "tiny.ipynb").write_text("{}", encoding="utf-8")
 
 
 def _runs(root: Path) -> None:
@@ -149,6 +151,9 @@ def _folders(root: Path) -> None:
 
 def _prepare(root: Path) -> dict[str, str]:
     (root / "afile").write_text("a file, not a folder", encoding="utf-8")
+    (root / "empty.json").write_text("", encoding="utf-8")
+    (root / "text_study").mkdir()  # a study folder holding a .json file that is plain text
+    (root / "text_study" / "notes.json").write_text("notes on the study\n", encoding="utf-8")
     _data(root, "data_empty_test", lambda d: (d / "test.tsv").write_text("", encoding="utf-8"))
     _data(root, "data_two_trains", lambda d: shutil.copy(d / "train.tsv", d / "train.txt"))
     _data(root, "data_no_dev", lambda d: (d / "dev.tsv").unlink())
@@ -236,7 +241,10 @@ CASES: list[tuple[str, list[str], str]] = [
      "{data_header_only}/dev.tsv: the dev split holds no pairs"),
     ("train-lenient-nothing-left", ["train", "--data-dir", "{data_all_bad}", "--out", "{root}/o", "--lenient", *TINY],
      "the test split holds no pairs (2 malformed lines skipped)"),
-    ("train-split-is-a-folder", ["train", "--data-dir", "{data_dir_file}", "--out", "{root}/o", *TINY], "no train file in"),
+    ("train-split-is-a-folder", ["train", "--data-dir", "{data_dir_file}", "--out", "{root}/o", *TINY],
+     "{data_dir_file}/train.tsv is a folder, not a file: the train split must be a file of tab-separated pairs"),
+    ("data-stats-split-is-a-folder", ["data-stats", "--data-dir", "{data_dir_file}"],
+     "{data_dir_file}/train.tsv is a folder, not a file"),
     ("train-invisible-sentence", ["train", "--data-dir", "{data_invisible}", "--out", "{root}/o", *TINY],
      "{data_invisible}/dev.tsv, line 2: the first sentence (text_a) has no visible character"),
     ("train-huge-question", ["train", "--data-dir", "{data_long_line}", "--out", "{root}/o", *TINY],
@@ -289,7 +297,8 @@ CASES: list[tuple[str, list[str], str]] = [
     ("tatoeba-split-out-is-a-file", ["tatoeba-split", "--source", "{afile}", "--out-dir", "{afile}"],
      "--out-dir {afile} is a file"),
     ("tatoeba-split-over-other-data", ["tatoeba-split", "--source", "{afile}", "--out-dir", "{tiny_data}"],
-     "--out-dir {tiny_data} holds files that are not a split of `lessons tatoeba-split`"),
+     "--out-dir {tiny_data} holds train.tsv, dev.tsv, test.tsv, which the course did not write as a split of "
+     "`lessons tatoeba-split` (or which were changed since): choose a new or empty folder"),
     ("tatoeba-split-seed-negative", ["tatoeba-split", "--source", "{afile}", "--out-dir", "{root}/o", "--seed", "-2"],
      "--seed must be a non-negative int"),
     # --- translate
@@ -343,6 +352,9 @@ CASES: list[tuple[str, list[str], str]] = [
     ("execute-param-dash", ["execute", "{tiny_ipynb}", "--output-dir", "{root}/o", "-p", "data-dir=/x"],
      "'data-dir' in 'data-dir=/x' is not a Python variable name (did you mean data_dir?)"),
     ("execute-param-no-value", ["execute", "{tiny_ipynb}", "--output-dir", "{root}/o", "-p", "epochs"], "'epochs' must look like NAME=VALUE"),
+    ("execute-output-dir-holds-the-learners-notebook", ["execute", "{tiny_ipynb}", "--output-dir", "{users_executed}"],
+     "--output-dir {users_executed} holds tiny.ipynb, which the course did not write as a notebook executed by "
+     "`lessons execute` (or which was changed since): choose a new or empty folder, or add --force to replace them"),
     ("execute-param-in-place", ["execute", "{tiny_ipynb}", "-p", "n=2"], "--param needs --output-dir"),
     ("execute-param-no-cell", ["execute", "{noparams_ipynb}", "--output-dir", "{root}/o", "-p", "n=2"],
      "noparams.ipynb has no cell tagged 'parameters'"),
@@ -350,7 +362,7 @@ CASES: list[tuple[str, list[str], str]] = [
     ("execute-output-is-a-file", ["execute", "{tiny_ipynb}", "--output-dir", "{afile}"], "--output-dir {afile} is a file"),
     # --- student
     ("site-out-is-a-file", ["site", "--out", "{afile}"], "--out {afile} is a file"),
-    ("site-out-holds-the-learners-files", ["site", "--out", "{users_notebooks}"], "holds files the course did not write"),
+    ("site-out-holds-the-learners-files", ["site", "--out", "{users_notebooks}"], "holds notes.ipynb, which the course did not write there"),
     ("student-invalid-json", ["student", "{bad_ipynb}", "--out", "{elsewhere}/o"], "{bad_ipynb}: not a notebook"),
     ("student-missing", ["student", "{root}/none.ipynb", "--out", "{elsewhere}/o"], "{root}/none.ipynb"),
     ("student-unbalanced", ["student", "{unbalanced_ipynb}", "--out", "{elsewhere}/o"], "without a matching ### END SOLUTION"),
@@ -361,7 +373,7 @@ CASES: list[tuple[str, list[str], str]] = [
     ("student-out-is-a-file", ["student", "{lessons}", "--out", "{afile}"], "--out {afile} is a file"),
     ("student-out-below-a-file", ["student", "{lessons}", "--out", "{afile}/student"], "{afile}"),
     ("student-out-holds-the-learners-files", ["student", "{lessons}", "--out", "{users_notebooks}"],
-     "--out {users_notebooks} holds files the course did not write there, or that were changed since (notes.ipynb): "
+     "--out {users_notebooks} holds notes.ipynb, which the course did not write there (or which was changed since): "
      "choose a new or empty folder, or add --force to replace them"),
     # --- workspace
     ("workspace-is-a-file", ["workspace", "{afile}"], "workspace {afile} is a file"),
@@ -429,7 +441,9 @@ CASES: list[tuple[str, list[str], str]] = [
      "not found in {ud_empty} (see --ud-dir)"),
     # --- experiment
     ("grid-missing", ["grid", "{root}/nowhere.json"], "{root}/nowhere.json: cannot read the results"),
-    ("grid-not-results", ["grid", "{bad_ipynb}"], "{bad_ipynb}: cannot read the results"),
+    ("grid-not-results", ["grid", "{bad_ipynb}"], "{bad_ipynb}: not a JSON results file (not valid JSON at line 1, column 3)"),
+    ("grid-not-json", ["grid", "{afile}"], "error: {afile}: not a JSON results file\n"),
+    ("grid-empty-file", ["grid", "{empty_json}"], "error: {empty_json}: not a JSON results file (the file is empty)\n"),
     ("grid-json-list", ["grid", "{pred_list}/predictions.json"],
      "{pred_list}/predictions.json: not the results of `lessons experiment` (a JSON list, not an object"),
     ("grid-json-other-object", ["grid", "{pred_a}/predictions.json"],
@@ -441,7 +455,9 @@ CASES: list[tuple[str, list[str], str]] = [
     ("study-a-file", ["study", "{bad_ipynb}"], "{bad_ipynb}: not a folder of study results"),
     ("study-empty-folder", ["study", "{empty_folder}"], "{empty_folder}: a folder without results files"),
     ("study-not-results", ["study", "{pred_a}"], "{pred_a}/predictions.json: not the results of `lessons experiment`"),
-    ("study-corrupt-json", ["study", "{pred_corrupt}"], "{pred_corrupt}/predictions.json: cannot read the results"),
+    ("study-corrupt-json", ["study", "{pred_corrupt}"],
+     "{pred_corrupt}/predictions.json: not a JSON results file (not valid JSON at line 1, column 3)\n"),
+    ("study-text-file", ["study", "{text_study}"], "error: {text_study}/notes.json: not a JSON results file\n"),
     ("study-expect-unknown", ["study", "{root}", "--expect", "sample"], "argument --expect: invalid choice"),
     ("baseline-out-in-its-data", ["baseline", "--data-dir", "{tiny_data}", "--out", "{tiny_data}/train.tsv"],
      "--out {tiny_data}/train.tsv is inside the data folder {tiny_data} that the command reads"),

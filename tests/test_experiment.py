@@ -554,3 +554,37 @@ def test_fused_attention_gives_the_course_paths_logits_and_gradients(variant):
     for name, param in fused.named_parameters():
         if param.grad is not None or course_grads[name].grad is not None:
             torch.testing.assert_close(param.grad, course_grads[name].grad, atol=1e-5, rtol=0, msg=name)
+
+
+@pytest.mark.slow
+def test_the_training_subset_is_drawn_once_from_parsing_to_the_last_run(data_dir, tmp_path, monkeypatch):
+    import lessons_lib.ablation.experiment as experiment
+
+    data = load_lcqmc(data_dir)
+    config = _config(variants=["none", "learned"], seeds=[0, 1], train_fraction=0.5, subset_seed=2)
+    draws = []
+    real_subsample = experiment.subsample
+
+    def counted(examples, fraction, seed=0):
+        draws.append((fraction, seed))
+        return real_subsample(examples, fraction, seed)
+
+    monkeypatch.setattr(experiment, "subsample", counted)
+    parses = experiment.parse_corpus(data, cache_dir=tmp_path / "parses", progress=False, log=None, config=config)
+    assert isinstance(parses, dict) and parses.subset is not None
+    carried = run_experiment(data, parses, config, progress=False, log=None)
+    assert draws == [(0.5, 2)]
+    # The same trees as a plain mapping: the runner draws the subset itself, once, and trains the same runs.
+    draws.clear()
+    drawn_here = run_experiment(data, dict(parses), config, progress=False, log=None)
+    assert draws == [(0.5, 2)]
+    assert carried.data == drawn_here.data
+    assert carried.data.train_subset_sha256 == examples_sha256(real_subsample(data.train.examples, 0.5, 2))
+    assert [(r.variant, r.seed, r.test_predictions, r.dev_probabilities) for r in carried.runs] == \
+        [(r.variant, r.seed, r.test_predictions, r.dev_probabilities) for r in drawn_here.runs]
+    # Parsed for another subset (here every training pair): the runner draws the config's own subset.
+    everything = experiment.parse_corpus(data, cache_dir=tmp_path / "parses", progress=False, log=None)
+    draws.clear()
+    other = run_experiment(data, everything, _config(variants=["none"], seeds=[0], train_fraction=0.5, subset_seed=2),
+                           progress=False, log=None)
+    assert draws == [(0.5, 2)] and other.data.train_subset_sha256 == carried.data.train_subset_sha256

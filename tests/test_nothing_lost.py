@@ -607,7 +607,7 @@ class TestOnlyTheCoursesFiles:
         learner.mkdir()
         (learner / LESSON.name).write_text("my edited notebook", encoding="utf-8")
         code, _, err = cli(["student", LESSON, "--out", learner])
-        assert code == 2 and f"--out {learner} holds files the course did not write there" in err
+        assert code == 2 and f"--out {learner} holds {LESSON.name}, which the course did not write there" in err
         assert (learner / LESSON.name).read_text(encoding="utf-8") == "my edited notebook"
         out = tmp_path / "student"
         assert cli(["student", LESSON, "--out", out])[0] == 0
@@ -616,7 +616,7 @@ class TestOnlyTheCoursesFiles:
         nb.cells[0].source += "\n我的笔记"
         nbformat.write(nb, out / LESSON.name)
         code, _, err = cli(["student", LESSON, "--out", out])
-        assert code == 2 and f"or that were changed since ({LESSON.name})" in err
+        assert code == 2 and f"holds {LESSON.name}, which the course did not write there (or which was changed since)" in err
         assert "我的笔记" in (out / LESSON.name).read_text(encoding="utf-8")
 
 

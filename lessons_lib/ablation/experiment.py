@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 from typing import Callable, Mapping, Sequence
@@ -46,8 +46,8 @@ from lessons_lib.ablation.results import (PROBABILITY_DIGITS, DataSummary, Epoch
 from lessons_lib.syntax_bias.variants import make_bias
 from lessons_lib.validation import check_int
 
-__all__ = ["subsample", "build_model", "training_subset", "needed_texts", "parse_corpus", "run_experiment", "summarise", "bucket_names",
-           "predictor_confusion",
+__all__ = ["subsample", "build_model", "training_subset", "needed_texts", "parse_corpus", "ParsedCorpus",
+           "TrainingSubset", "run_experiment", "summarise", "bucket_names", "predictor_confusion",
            "load_trained", "RunPlace"]
 
 
@@ -78,16 +78,63 @@ def training_subset(data: LcqmcData, config: ExperimentConfig) -> list[PairExamp
     return subsample(data.train.examples, config.train_fraction, config.subset_seed)
 
 
+@dataclass(frozen=True)
+class TrainingSubset:
+    """An experiment's training pairs, drawn once, and what they were drawn from and with.
+
+    ``source`` is the very list of training pairs the draw read: the subset serves again only
+    an experiment on that same list with the same fraction and seed (:meth:`serves`).
+    """
+
+    examples: tuple[PairExample, ...]
+    fraction: float
+    seed: int
+    source: Sequence[PairExample] = field(repr=False, compare=False)
+
+    @classmethod
+    def draw(cls, data: LcqmcData, config: ExperimentConfig) -> TrainingSubset:
+        """Draw ``config``'s subset of ``data``'s training split (see :func:`training_subset`)."""
+        return cls(tuple(training_subset(data, config)), config.train_fraction, config.subset_seed,
+                   data.train.examples)
+
+    def serves(self, data: LcqmcData, config: ExperimentConfig) -> bool:
+        """Whether this is the subset ``config`` would draw from ``data``, so drawing again would give it back."""
+        return (self.source is data.train.examples and self.fraction == config.train_fraction
+                and self.seed == config.subset_seed)
+
+
+class ParsedCorpus(dict[str, Parse]):
+    """What :func:`parse_corpus` returns: a plain ``dict`` of sentence text → :class:`Parse`
+    that also carries the :class:`TrainingSubset` it parsed (``None``: every training pair was
+    parsed), so that :func:`run_experiment` trains on that subset rather than drawing it again."""
+
+    subset: TrainingSubset | None = None
+
+
 def needed_texts(data: LcqmcData, config: ExperimentConfig | None = None) -> list[str]:
     """The distinct sentences an experiment reads: its training subset (all of train without
     ``config``), dev and test, in first-seen order."""
     train = data.train.examples if config is None else training_subset(data, config)
+    return _texts_read(data, train)
+
+
+def _texts_read(data: LcqmcData, train: Sequence[PairExample]) -> list[str]:
+    """The distinct sentences of ``train``, dev and test, in first-seen order."""
     return distinct_sentences(train, data.dev.examples, data.test.examples)
+
+
+def _subset_to_train_on(data: LcqmcData, parses: Mapping[str, Parse], config: ExperimentConfig) -> list[PairExample]:
+    """The training subset the parses were made for, when :func:`parse_corpus` drew it for this
+    data and config; otherwise drawn here (trees made elsewhere, or parsed for another subset)."""
+    carried = parses.subset if isinstance(parses, ParsedCorpus) else None
+    if carried is not None and carried.serves(data, config):
+        return list(carried.examples)
+    return training_subset(data, config)
 
 
 def parse_corpus(data: LcqmcData, parser: str | None = None, cache_dir: str | Path | None = None,
                  progress: bool = True, log: Callable[[str], None] | None = print,
-                 config: ExperimentConfig | None = None) -> dict[str, Parse]:
+                 config: ExperimentConfig | None = None) -> ParsedCorpus:
     """Parse every distinct sentence the experiment reads through the on-disk parse cache.
 
     Args:
@@ -100,7 +147,8 @@ def parse_corpus(data: LcqmcData, parser: str | None = None, cache_dir: str | Pa
         progress: a tqdm bar over the sentences.
 
     Returns:
-        sentence text → :class:`Parse`.
+        sentence text → :class:`Parse`, as a :class:`ParsedCorpus` that carries the training
+        subset it parsed: :func:`run_experiment` with the same data and config trains on it.
     """
     from lessons_lib.progress import progress_bar_class
 
@@ -109,7 +157,8 @@ def parse_corpus(data: LcqmcData, parser: str | None = None, cache_dir: str | Pa
     from lessons_lib.syntax.cache import DEFAULT_CACHE_DIR, ParseCache, parse_with_cache
     from lessons_lib.syntax.parser import load_parser, parser_identity
 
-    texts = needed_texts(data, config)
+    subset = None if config is None else TrainingSubset.draw(data, config)
+    texts = _texts_read(data, data.train.examples if subset is None else subset.examples)
     nlp = load_parser(parser)
     name, version = parser_identity(nlp)
     with ParseCache(cache_dir or DEFAULT_CACHE_DIR, name, version) as cache, \
@@ -117,7 +166,9 @@ def parse_corpus(data: LcqmcData, parser: str | None = None, cache_dir: str | Pa
         parses, stats = parse_with_cache(texts, nlp, cache, progress=bar.update)
     if log:
         log(f"parser {name} {version}: {stats.distinct} sentences, {stats.hits} from the cache, {stats.parsed} parsed")
-    return dict(zip(texts, parses))
+    corpus = ParsedCorpus(zip(texts, parses))
+    corpus.subset = subset
+    return corpus
 
 
 @dataclass
@@ -133,8 +184,8 @@ class _Prepared:
 
 
 def _prepare(data: LcqmcData, parses: Mapping[str, Parse], config: ExperimentConfig) -> _Prepared:
-    train = training_subset(data, config)
-    needed = distinct_sentences(train, data.dev.examples, data.test.examples)
+    train = _subset_to_train_on(data, parses, config)
+    needed = _texts_read(data, train)
     missing = sorted(set(needed) - set(parses))
     if missing:
         raise CourseInputError(f"{len(missing)} sentences have no parse, e.g. {missing[0]!r}; pre-parse the data first")
@@ -260,7 +311,8 @@ def run_experiment(
 
     Args:
         data: the three splits.
-        parses: sentence → parse for every sentence of the three splits.
+        parses: sentence → parse for every sentence the experiment reads. From :func:`parse_corpus`
+            with the same data and config they carry the training subset, which is then not drawn again.
         config: see :class:`~lessons_lib.ablation.config.ExperimentConfig`.
         device: ``"cpu"`` or ``"cuda"``.
         work_dir: where each run keeps its checkpoint (``<variant>-seed<s>-<hash>/``) so an

@@ -262,8 +262,9 @@ def find_split_file(data_dir: str | Path, split: str) -> Path:
     """The file of ``split`` in ``data_dir`` (``train.tsv``, ``train.txt``, ...).
 
     Raises:
-        CourseInputError: unknown split, no such file (the message lists the names tried), or
-            more than one (which one was meant is not for the course to guess).
+        CourseInputError: unknown split, no such file (the message lists the names tried, or names
+            the folder that has a split file's name), or more than one (which one was meant is not
+            for the course to guess).
     """
     if split not in SPLITS:
         raise input_error(FieldName("split"), f" must be one of {SPLITS}, got {split!r}")
@@ -277,6 +278,10 @@ def find_split_file(data_dir: str | Path, split: str) -> Path:
         raise CourseInputError(f"{data_dir} holds {len(found)} {split} files ({', '.join(p.name for p in found)}): "
                                "keep one, or point --data-dir at a folder with one file per split")
     if not found:
+        folders = [data_dir / name for name in names if (data_dir / name).is_dir()]
+        if folders:  # a split's name on a folder: say so rather than that nothing is there
+            raise CourseInputError(f"{folders[0]} is a folder, not a file: the {split} split must be a file of "
+                                   "tab-separated pairs")
         raise CourseInputError(f"no {split} file in {data_dir}: tried {', '.join(names)}")
     return found[0]
 
