@@ -32,11 +32,12 @@ import hashlib
 import json
 import os
 from pathlib import Path
-from typing import Callable, Iterator, Mapping, Sequence
+from typing import Any, Callable, Iterator, Mapping, Sequence
 
 from lessons_lib.errors import CourseInputError, file_errors
 
 __all__ = [
+    "read_json_file",
     "LOCK_NAME",
     "MANIFEST_NAME",
     "BOOKKEEPING_NAMES",
@@ -444,3 +445,28 @@ def foreign_entries(folder: str | os.PathLike) -> list[str]:
         if not written_by_course(path):
             out.append(str(path.relative_to(folder)))
     return out
+
+
+def read_json_file(path: str | os.PathLike, kind: str) -> Any:
+    """The JSON value in ``path``, a ``kind`` (``"results file"``), or one line naming the file: it
+    cannot be read, is not UTF-8 text, is empty, or where it stops being JSON (nothing more when it
+    never starts as JSON: another kind of file)."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as error:
+        raise CourseInputError(f"{path}: cannot read the {kind.removesuffix(' file')} ({error.strerror or error})") from None
+    except UnicodeDecodeError as error:
+        raise CourseInputError(f"{path}: not a JSON {kind} (not UTF-8 text, byte {error.start})") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as error:
+        raise CourseInputError(f"{path}: not a JSON {kind}{_where_json_breaks(text, error)}") from None
+
+
+def _where_json_breaks(text: str, error: json.JSONDecodeError) -> str:
+    if not text.strip():
+        return " (the file is empty)"
+    if error.pos <= len(text) - len(text.lstrip()):
+        return ""
+    return f" (not valid JSON at line {error.lineno}, column {error.colno})"

@@ -327,7 +327,7 @@ CASES: list[tuple[str, list[str], str]] = [
     ("translation-study-missing", ["translation-study", "{root}/none", "--design", "{afile}"],
      "{afile}: not a JSON design file"),
     ("translation-study-no-design", ["translation-study", "{tiny_data}", "--design", "{root}/none.json"],
-     "cannot read {root}/none.json: No such file"),
+     "{root}/none.json: cannot read the design (No such file or directory)"),
     ("translation-study-list-design", ["translation-study", "{tiny_data}", "--design", "{list_ipynb}"],
      "{list_ipynb}: not a translation study design"),
     # --- build-translation-corpus

@@ -22,6 +22,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
+from lessons_lib.files import read_json_file
 from lessons_lib.errors import CourseInputError, FieldName, file_errors, input_error, reworded
 from lessons_lib.files import BOOKKEEPING_NAMES
 from lessons_lib.pairs.data import check_pairs_sha256
@@ -339,16 +340,7 @@ class ExperimentResult:
         """Parse results written by :meth:`save`: their shape only. :func:`load_results` reads a file
         and checks what it says (every reader of results files goes through it)."""
         path = Path(path)
-        try:
-            text = path.read_text(encoding="utf-8")
-        except OSError as error:
-            raise CourseInputError(f"{path}: cannot read the results ({error.strerror or error})") from None
-        except UnicodeDecodeError as error:
-            raise CourseInputError(f"{path}: not a JSON results file (not UTF-8 text, byte {error.start})") from None
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as error:
-            raise CourseInputError(f"{path}: not a JSON results file{_where_json_breaks(text, error)}") from None
+        data = read_json_file(path, "results file")
         try:
             return cls.from_json(data)
         except CourseInputError as error:
@@ -396,16 +388,6 @@ class ExperimentResult:
 # How far a recorded accuracy may be from the one its predictions give: float32 rounding (~1e-7),
 # far below one changed prediction (1 / the test pairs, 8e-5 on LCQMC's 12,500).
 ACCURACY_TOLERANCE = 1e-6
-
-
-def _where_json_breaks(text: str, error: json.JSONDecodeError) -> str:
-    """Where a results file stops being JSON, for its message: nothing when it never starts as
-    JSON (another kind of file), else the line and column (a file cut short or edited by hand)."""
-    if not text.strip():
-        return " (the file is empty)"
-    if error.pos <= len(text) - len(text.lstrip()):
-        return ""
-    return f" (not valid JSON at line {error.lineno}, column {error.colno})"
 
 
 def load_results(path: str | Path, expected_sha256: Mapping[str, str] | None = None,

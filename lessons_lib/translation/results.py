@@ -9,11 +9,11 @@ run was asked for numbers only, as for data that may not be redistributed) its h
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Sequence
 
-from lessons_lib.errors import CourseInputError, file_errors
+from lessons_lib.errors import CourseInputError
+from lessons_lib.files import read_json_file
 from lessons_lib.evaluation.translation import SentenceStatistics, bleu_from_statistics
 from lessons_lib.translation.pairs_folder import TranslationPair
 from lessons_lib.translation.training import TranslationRun
@@ -54,11 +54,7 @@ def results_record(run: TranslationRun, test: Sequence[TranslationPair], fractio
 def load_results(path: str | Path) -> dict:
     """A results file, checked: its format, and its corpus BLEU equal to its sentences' statistics."""
     path = Path(path)
-    try:
-        with file_errors(path):
-            record = json.loads(path.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as error:
-        raise CourseInputError(f"{path}: not a JSON results file ({error})") from None
+    record = read_json_file(path, "results file")
     if not isinstance(record, dict) or record.get("format") != RESULTS_FORMAT:
         raise CourseInputError(f"{path}: not a translation results file (format {RESULTS_FORMAT!r})")
     try:

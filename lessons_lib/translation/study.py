@@ -19,13 +19,13 @@ The seed is the unit of every contrast. BLEU is corpus BLEU on the whole test sp
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
 from typing import Mapping, Sequence
 
-from lessons_lib.errors import CourseInputError, file_errors
+from lessons_lib.errors import CourseInputError
+from lessons_lib.files import read_json_file
 from lessons_lib.evaluation.seed_tests import (SeedTest, holm_family, mean_ci95, paired_seed_test,
                                                scarcity_verdict, significant, welch_seed_test)
 from lessons_lib.translation.analysis import arm_label, arm_scores, check_one_setup, read_results, runs_by_arm
@@ -89,11 +89,7 @@ def load_design(path: str | Path) -> StudyDesign:
         CourseInputError: naming the file and what is wrong.
     """
     path = Path(path)
-    try:
-        with file_errors(path):
-            raw = json.loads(path.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as error:
-        raise CourseInputError(f"{path}: not a JSON design file ({error})") from None
+    raw = read_json_file(path, "design file")
     if not isinstance(raw, dict) or raw.get("format") != DESIGN_FORMAT:
         raise CourseInputError(f"{path}: not a translation study design (format {DESIGN_FORMAT!r})")
     try:
