@@ -75,7 +75,8 @@ def test_a_gain_at_the_scarce_split_that_shrinks_at_the_full_one_supports_a48(tm
     scarce, full, dod = family[:3]
     assert scarce.test.mean > 0 and scarce.test.holm_p <= 0.05 and dod.test.holm_p <= 0.05
     assert dod.test.mean == pytest.approx(scarce.test.mean - full.test.mean)
-    assert dod.seeds == SCARCE_SEEDS + FULL_SEEDS
+    assert dod.seeds == SCARCE_SEEDS + FULL_SEEDS and dod.differences == ()
+    assert scarce.differences == tuple(study.gains(design.scarce, "learned-parser")[1]) and len(scarce.differences) == 6
     assert study.scarcity_verdicts() == {"learned-parser": "support", "hard_mask-parser": "inconclusive"}
 
 

@@ -19,6 +19,7 @@ The seed is the unit of every contrast. BLEU is corpus BLEU on the whole test sp
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
@@ -119,6 +120,8 @@ class StudyContrast:
         fraction: the fraction of a within-fraction contrast; ``None`` for a difference of gains.
         seeds: the seeds it reads (both fractions' for a difference of gains).
         test: its :class:`~lessons_lib.evaluation.seed_tests.SeedTest` (Holm p once read in a family).
+        differences: per seed (in ``seeds`` order) the difference in BLEU; empty for a difference of
+            gains, whose two fractions' seeds are not paired.
     """
 
     name: str
@@ -126,6 +129,7 @@ class StudyContrast:
     fraction: Fraction | None
     seeds: tuple[int, ...]
     test: SeedTest
+    differences: tuple[float, ...] = ()
 
 
 def _percent(fraction: Fraction) -> str:
@@ -165,7 +169,7 @@ class TranslationStudy:
         if not seeds:
             return None
         name = f"{arm} − {baseline or self.design.baseline} at {_percent(fraction)}"
-        return StudyContrast(name, arm, fraction, tuple(seeds), paired_seed_test(gains))
+        return StudyContrast(name, arm, fraction, tuple(seeds), paired_seed_test(gains), tuple(gains))
 
     def primary(self) -> list[StudyContrast]:
         """The primary family (as far as the files allow, with :attr:`partial`), Holm over it."""
@@ -229,7 +233,7 @@ class TranslationStudy:
 
 def _with_holm(contrasts: list[StudyContrast]) -> list[StudyContrast]:
     tests = holm_family([c.test for c in contrasts])
-    return [StudyContrast(c.name, c.arm, c.fraction, c.seeds, t) for c, t in zip(contrasts, tests)]
+    return [dataclasses.replace(c, test=t) for c, t in zip(contrasts, tests)]
 
 
 def claim_verdict(contrast: StudyContrast | None, band: tuple[float, float], alpha: float = 0.05) -> str:
