@@ -715,7 +715,7 @@ class TestOutputsReplaceOnlyTheCoursesOwn:
         assert cli(["build-sample", "--out-dir", out])[0] == 0 and _snapshot(out) == first
         (out / "dev.tsv").write_bytes(USERS_BYTES)
         code, _, err = cli(["build-sample", "--out-dir", out])
-        assert code == 2 and "(dev.tsv)" in _one_error_line(err) and (out / "dev.tsv").read_bytes() == USERS_BYTES
+        assert code == 2 and "holds dev.tsv, which" in _one_error_line(err) and (out / "dev.tsv").read_bytes() == USERS_BYTES
 
     @pytest.mark.slow
     def test_an_executed_copy_is_replaced_by_the_next_run_but_not_once_edited(self, tmp_path, cli):
@@ -728,7 +728,7 @@ class TestOutputsReplaceOnlyTheCoursesOwn:
         nbformat.write(nb, out / "good.ipynb")
         edited = (out / "good.ipynb").read_bytes()
         code, _, err = cli(["execute", notebook, "--output-dir", out])
-        assert code == 2 and "(good.ipynb)" in _one_error_line(err) and (out / "good.ipynb").read_bytes() == edited
+        assert code == 2 and "holds good.ipynb, which" in _one_error_line(err) and (out / "good.ipynb").read_bytes() == edited
         assert cli(["execute", notebook, "--output-dir", out, "--force"])[0] == 0
         assert "我的笔记" not in (out / "good.ipynb").read_text(encoding="utf-8")
 
@@ -741,7 +741,7 @@ class TestOutputsReplaceOnlyTheCoursesOwn:
         _users_own(out / "grades.txt")
         code, _, err = cli(["grade", tmp_path / "subs", "--out", out])
         line = _one_error_line(err)
-        assert code == 2 and "(grades.txt)" in line and "add --force to replace" in line
+        assert code == 2 and "holds grades.txt, which" in line and "add --force to replace" in line
         assert (out / "grades.txt").read_bytes() == USERS_BYTES and not (out / "grades.json").exists()
         record_written(out / "grades.txt", "an earlier report\n", kind=GRADES_KIND)  # the course's own: no refusal
         assert check_output_folder(out, "--out", ("grades.json", "grades.txt"), kind=GRADES_KIND) == out
@@ -774,7 +774,7 @@ class TestOutputsReplaceOnlyTheCoursesOwn:
         with pytest.raises(CourseInputError):
             check_output_file(tmp_path / "b.json", "--out", kind="baselines file", recognise=lambda path: True)
         assert check_output_folder(tmp_path / "new", "--out-dir", ["a.json"], kind="x") == tmp_path / "new"
-        with pytest.raises(CourseInputError, match=r"--out-dir .* \(a.json, b.json\): choose a new or empty folder, or add --force"):
+        with pytest.raises(CourseInputError, match=r"--out-dir .* holds a.json, b.json, which the course did not write as a x \(or which were changed since\): choose a new or empty folder, or add --force"):
             check_output_folder(tmp_path, "--out-dir", ["a.json", "b.json"], kind="x")
 
 

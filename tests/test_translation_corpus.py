@@ -132,7 +132,7 @@ def test_a_second_build_replaces_its_own_files_but_not_the_users(cli, tmp_path):
     assert "--seed 5" in (out / "README.md").read_text(encoding="utf-8")
     (out / "dev.tsv").write_text("mine\n", encoding="utf-8")
     code, _, err = cli(["build-translation-corpus", "--out-dir", out, *small])
-    assert code == 2 and "(dev.tsv)" in err and (out / "dev.tsv").read_text(encoding="utf-8") == "mine\n"
+    assert code == 2 and "holds dev.tsv, which" in err and (out / "dev.tsv").read_text(encoding="utf-8") == "mine\n"
 
 
 # --- the shipped corpus
