@@ -72,3 +72,16 @@ def test_two_fractions_add_the_seeds_the_difference_of_gains_needs(pilot_folder,
     assert f"{arm_a.arm:<16}: mean +0.00; seeds needed {expected} " \
            f"(at the upper SDs {seeds_for_power_welch(upper, upper, 1.0, 0.05 / 6)})" in text
     assert "difference of gains" not in format_pilot([full], effect=1.0, family=6)
+
+
+def test_no_difference_of_gains_is_sized_while_a_fraction_has_one_seed(pilot_folder):
+    import json
+
+    for path in sorted(pilot_folder.glob("f1-*-s0.json")):  # seed 0 alone, read as a second fraction
+        record = json.loads(path.read_text(encoding="utf-8"))
+        record["fraction"] = 0.5
+        (pilot_folder / path.name.replace("f1-", "f0.5-")).write_text(json.dumps(record), encoding="utf-8")
+    scarce, full = pilot_fractions(pilot_folder)
+    assert scarce.seeds == (0,) and all(a.sd is None for a in scarce.arms)
+    text = format_pilot([scarce, full], effect=1.0, family=6)
+    assert "one seed, no spread" in text and "difference of gains" not in text

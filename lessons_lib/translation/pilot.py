@@ -135,7 +135,7 @@ def _difference_of_gains(fractions: Sequence[PilotFraction], effect: float, leve
     if len(fractions) < 2:
         return []
     scarce, full = fractions[0], fractions[-1]
-    lines = [f"difference of gains, fraction {scarce.fraction:g} − fraction {full.fraction:g} (Welch, seeds per fraction):"]
+    lines = []
     for a in scarce.arms:
         b = next((b for b in full.arms if b.arm == a.arm), None)
         if b is None or a.sd is None or b.sd is None:
@@ -145,4 +145,5 @@ def _difference_of_gains(fractions: Sequence[PilotFraction], effect: float, leve
         shown = ["more than 1000" if n is None else str(n) for n in needed]
         lines.append(f"  {a.arm:<16}: mean {statistics.fmean(a.differences) - statistics.fmean(b.differences):+.2f}; "
                      f"seeds needed {shown[0]} (at the upper SDs {shown[1]})")
-    return lines
+    header = f"difference of gains, fraction {scarce.fraction:g} − fraction {full.fraction:g} (Welch, seeds per fraction):"
+    return [header, *lines] if lines else []
