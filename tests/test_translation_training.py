@@ -190,7 +190,7 @@ def test_an_interrupted_run_resumes_from_its_checkpoint_to_the_same_numbers(tmp_
     data = write_tiny_folder(tmp_path / "pairs")
     trees = gold_trees(data, [*data.train, *data.dev, *data.test])
     config = TranslationTrainConfig(epochs=4, batch_size=8)
-    identity = {"run": "learned-gold seed 5"}
+    identity = {"run": "learned-gold seed 5", "torch": torch.__version__}  # torch's version: not a plain str
     straight, straight_model = train_translator(data.train, data.dev, data.test, "learned", 5, trees, "gold", config)
     checkpoint = tmp_path / "run.checkpoint.pt"
     with pytest.raises(_Stop):

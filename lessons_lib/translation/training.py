@@ -14,6 +14,8 @@ AdamW with warm-up, the dev-chosen epoch, and BLEU/chrF per group of test senten
 from __future__ import annotations
 
 import copy
+import json
+import pickle
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -164,6 +166,8 @@ def train_translator(train: Sequence[TranslationPair], dev: Sequence[Translation
     scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: min(1.0, (step + 1) / warmup))
     run = TranslationRun(variant, tree_source if trees is not None else "none", seed)
     best_bleu, best_state, first_epoch, seconds_before = -1.0, copy.deepcopy(model.state_dict()), 1, 0.0
+    # JSON's types only, as the checkpoint stores them (torch's version string is a class of its own)
+    identity = None if identity is None else json.loads(json.dumps(identity, default=str))
     saved = _load_checkpoint(checkpoint, identity) if checkpoint is not None else None
     if saved is not None:
         model.load_state_dict(saved["model"])
@@ -222,8 +226,12 @@ def _load_checkpoint(path: Path, identity: Mapping[str, Any] | None) -> dict | N
     if not written_by_course(path, CHECKPOINT_KIND):
         raise CourseInputError(f"{path}: not a checkpoint the course wrote, or changed since; remove it to start "
                                "this run afresh")
-    with file_errors(path):
-        state = torch.load(path, weights_only=True)
+    try:
+        with file_errors(path):
+            state = torch.load(path, weights_only=True)
+    except (pickle.UnpicklingError, RuntimeError, EOFError, ValueError) as error:
+        raise CourseInputError(f"{path}: not a checkpoint this course can read ({type(error).__name__}); remove it "
+                               "to start this run afresh") from None
     differences = identity_differences(state.get("identity"), identity)
     if differences:
         raise CourseInputError(f"{path}: the checkpoint of another run ({'; '.join(differences[:4])}); remove it to "
