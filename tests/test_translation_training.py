@@ -221,3 +221,15 @@ def test_a_checkpoint_of_another_run_or_one_changed_since_is_refused(tmp_path):
     with pytest.raises(CourseInputError, match="not a checkpoint the course wrote, or changed since"):
         train_translator(data.train, data.dev, data.test, "none", 1, None, "none", config,
                          checkpoint=checkpoint, identity={"lr": 0.001, "seed": 1})
+
+
+def test_a_checkpoint_the_course_wrote_but_cannot_load_is_one_line(tmp_path):
+    from lessons_lib.files import record_written
+    from lessons_lib.translation.training import CHECKPOINT_KIND
+
+    data = write_tiny_folder(tmp_path / "pairs")
+    checkpoint = tmp_path / "run.checkpoint.pt"
+    record_written(checkpoint, b"not a zip archive", kind=CHECKPOINT_KIND)  # recorded as the course's, unreadable
+    with pytest.raises(CourseInputError, match=r"run.checkpoint.pt: not a checkpoint this course can read \("):
+        train_translator(data.train, data.dev, data.test, "none", 1, None, "none", TranslationTrainConfig(epochs=1),
+                         checkpoint=checkpoint, identity={})

@@ -184,9 +184,10 @@ class TranslationStudy:
                                          f"(… at {_percent(design.full)})", arm, None, scarce.seeds + full.seeds, test))
         return _with_holm(out)
 
-    def scarcity_verdicts(self) -> dict[str, str]:
-        """Per biased arm, A48's verdict from the primary family."""
-        family = self.primary()
+    def scarcity_verdicts(self, family: Sequence[StudyContrast] | None = None) -> dict[str, str]:
+        """Per biased arm, A48's verdict from the primary family (``family``: :meth:`primary`, if
+        already read)."""
+        family = self.primary() if family is None else family
         out = {}
         for arm in self.design.biased_arms:
             gain = next((c.test for c in family if c.arm == arm and c.fraction == self.design.scarce), None)
@@ -307,16 +308,15 @@ def _p(p: float) -> str:
     return "—" if p != p else "<0.0001" if p < 1e-4 else f"{p:.4f}"
 
 
-def _rows(contrasts: Sequence[StudyContrast], alpha: float, holm: bool = True) -> list[str]:
-    lines = [f"{'contrast':<52} {'seeds':>5} {'mean ΔBLEU':>10} {'95 % interval':>17} {'p':>8} "
-             f"{'Holm p' if holm else '':>8}  verdict"]
+def _rows(contrasts: Sequence[StudyContrast], alpha: float) -> list[str]:
+    """A family's contrasts as table rows, each with its verdict by the one rule (Holm p ≤ ``alpha``)."""
+    lines = [f"{'contrast':<52} {'seeds':>5} {'mean ΔBLEU':>10} {'95 % interval':>17} {'p':>8} {'Holm p':>8}  verdict"]
     for c in contrasts:
         t = c.test
-        shown = t.significant(alpha) if holm else (significant(t.p_value, alpha) and t.sign != 0)
         verdict = "not testable" if not t.testable else f"{'higher' if t.sign > 0 else 'lower'} (p ≤ {alpha:g})" \
-            if shown else "not shown"
+            if t.significant(alpha) else "not shown"
         lines.append(f"{c.name:<52} {len(c.seeds):>5} {t.mean:>+10.2f} [{t.low:>+7.2f}, {t.high:>+7.2f}] "
-                     f"{_p(t.p_value):>8} {_p(t.holm_p) if holm else '':>8}  {verdict}")
+                     f"{_p(t.p_value):>8} {_p(t.holm_p):>8}  {verdict}")
     return lines
 
 
@@ -328,9 +328,10 @@ def format_study(study: TranslationStudy) -> str:
     lines.append("test BLEU by fraction (mean over seeds ± 95 % t half-width)")
     for fraction, arms in study.curve().items():
         lines.append(f"  {_percent(fraction):>6}: " + "; ".join(f"{arm} {m:.2f} ± {h:.2f}" for arm, (m, h) in arms.items()))
-    lines.append(f"primary family (Holm over {len(study.primary())}, significant when Holm p ≤ {design.alpha:g})")
-    lines += ["  " + row for row in _rows(study.primary(), design.alpha)]
-    lines += [f"A48 ({arm}): {verdict}" for arm, verdict in study.scarcity_verdicts().items()]
+    family = study.primary()
+    lines.append(f"primary family (Holm over {len(family)}, significant when Holm p ≤ {design.alpha:g})")
+    lines += ["  " + row for row in _rows(family, design.alpha)]
+    lines += [f"A48 ({arm}): {verdict}" for arm, verdict in study.scarcity_verdicts(family).items()]
     claim = study.claim()
     low, high = design.claim_band
     lines.append(f"claim \"about {low:g}–{high:g} BLEU\" ({design.claim_arm} at {_percent(design.full)}, "
